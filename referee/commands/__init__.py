@@ -1,0 +1,21 @@
+"""CLI commands, one module each; :func:`register_all` puts them on the app."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a one-line error to stderr and exit with ``code``."""
+    typer.echo(f"koikoi-referee: error: {message}", err=True)
+    sys.exit(code)
+
+
+def register_all(app: typer.Typer) -> None:
+    """Register every command module's commands on ``app``."""
+    from referee.commands import engine_cmds
+
+    engine_cmds.register(app)

@@ -1,0 +1,60 @@
+"""The Koi-Koi rules engine: pure, deterministic, standard library only.
+
+The whole game is three functions over an immutable :class:`State`::
+
+    state = new_match(PRESETS["koikoi-japan"], seed=7)
+    while not state.is_over:
+        action = legal_actions(state)[0]          # sorted; never empty while a decision is due
+        state = apply(state, action)              # a new state; IllegalActionError if not legal
+        for event in state.events: ...            # what that step did, with full information
+
+``observe(state, seat)`` is the only builder of what a seat may know; ``visible_event(event, seat)`` is the only
+filter of events for a seat. ``score(captured, rules, koikoi_calls)`` scores a capture pile. Seats are 0 and 1 here.
+"""
+
+from referee.engine.cards import CARD_IDS, Card, Kind, Mask, card, card_id, cards_of, ids_of, mask_of, mask_of_ids
+from referee.engine.errors import DealError, EngineError, IllegalActionError, RulesError, UnknownCardError
+from referee.engine.events import (
+    Draw,
+    DrawCapture,
+    Event,
+    HandYakuMade,
+    KoikoiDecision,
+    MatchEnd,
+    Misdeal,
+    Play,
+    RoundEnd,
+    RoundStart,
+    YakuMade,
+)
+from referee.engine.rules import PRESETS, Rules, load_rules, rules_from_dict
+from referee.engine.state import (
+    KOIKOI,
+    STOP,
+    Action,
+    ActionKind,
+    Deal,
+    Phase,
+    RoundResult,
+    State,
+    action_from_json,
+    apply,
+    deals_from_lines,
+    hand_yaku,
+    is_legal,
+    legal_actions,
+    new_match,
+    shuffled_deal,
+)
+from referee.engine.views import View, full_event, observe, public_event, visible_event
+from referee.engine.yaku import HandYaku, Score, Yaku, YakuScore, koikoi_total, score
+
+__all__ = [
+    "CARD_IDS", "KOIKOI", "PRESETS", "STOP", "Action", "ActionKind", "Card", "Deal", "DealError", "Draw",
+    "DrawCapture", "EngineError", "Event", "HandYaku", "HandYakuMade", "IllegalActionError", "Kind", "KoikoiDecision",
+    "Mask", "MatchEnd", "Misdeal", "Phase", "Play", "RoundEnd", "RoundResult", "RoundStart", "Rules", "RulesError",
+    "Score", "State", "UnknownCardError", "View", "Yaku", "YakuMade", "YakuScore", "action_from_json", "apply",
+    "card", "card_id", "cards_of", "deals_from_lines", "full_event", "hand_yaku", "ids_of", "is_legal",
+    "koikoi_total", "legal_actions", "load_rules", "mask_of", "mask_of_ids", "new_match", "observe", "public_event",
+    "rules_from_dict", "score", "shuffled_deal", "visible_event",
+]  # fmt: skip

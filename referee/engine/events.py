@@ -1,0 +1,117 @@
+"""What happens in a match, as events with full information.
+
+:func:`referee.engine.apply` records the events of each step in ``state.events``. Events carry hidden cards (hands,
+stock order); :func:`referee.engine.views.visible_event` is the only function that turns one into what a seat may see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from referee.engine.cards import Card, Mask
+
+
+@dataclass(frozen=True, slots=True)
+class Misdeal:
+    """A deal that was thrown in and dealt again. ``reason``: field_four, field_four_pairs, hand_four, hand_yaku_both."""
+
+    round: int
+    reason: str
+    hands: tuple[Mask, Mask]
+    field: Mask
+    stock: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStart:
+    """A round dealt: both hands, the field and the stock order (first drawn first)."""
+
+    round: int
+    dealer: int
+    leader: int
+    hands: tuple[Mask, Mask]
+    field: Mask
+    stock: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HandYakuMade:
+    """An opening hand that scores at once (teshi, kuttsuki); the round ends."""
+
+    seat: int
+    name: str
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """The hand step: ``card`` played; ``captured`` holds it and what it took (0: it stayed on the field)."""
+
+    seat: int
+    card: Card
+    captured: Mask
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """The draw step: ``card`` turned over; ``choice`` when it matches two field cards and the player must choose."""
+
+    seat: int
+    card: Card
+    captured: Mask
+    choice: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DrawCapture:
+    """The player's choice for a drawn card that matched two field cards."""
+
+    seat: int
+    card: Card
+    captured: Mask
+
+
+@dataclass(frozen=True, slots=True)
+class YakuMade:
+    """After both steps the player's yaku rose: ``points`` is the yaku total, ``yaku`` the names held."""
+
+    seat: int
+    points: int
+    yaku: tuple[str, ...]
+    last_turn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KoikoiDecision:
+    """The player's answer to the choice: ``koikoi`` True to play on, False to stop."""
+
+    seat: int
+    koikoi: bool
+    calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """A round's result. ``winner`` None: nobody scored. ``reason``: stop, auto_stop, exhausted, teshi, kuttsuki."""
+
+    round: int
+    winner: int | None
+    points: int
+    reason: str
+    yaku: tuple[tuple[str, int], ...]
+    koikoi_calls: tuple[int, int]
+    scores: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """The match result. ``winner`` None: a draw. ``reason``: rounds (all played) or broke (a player ran out)."""
+
+    winner: int | None
+    scores: tuple[int, int]
+    rounds: int
+    reason: str
+
+
+Event = Misdeal | RoundStart | HandYakuMade | Play | Draw | DrawCapture | YakuMade | KoikoiDecision | RoundEnd | MatchEnd
+"""Any event."""

@@ -1,0 +1,545 @@
+"""The match and round state machine: :func:`new_match`, :func:`legal_actions` and :func:`apply` are the whole game.
+
+A :class:`State` is never changed in place: :func:`apply` returns a new one, so any state can be kept, compared or
+replayed. Seats are 0 and 1 inside the engine (seat 1 and seat 2 at the edges).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, NamedTuple
+
+from referee.engine import cards as C
+from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
+from referee.engine.errors import DealError, IllegalActionError
+from referee.engine.events import (
+    Draw,
+    DrawCapture,
+    Event,
+    HandYakuMade,
+    KoikoiDecision,
+    MatchEnd,
+    Misdeal,
+    Play,
+    RoundEnd,
+    RoundStart,
+    YakuMade,
+)
+from referee.engine.rules import (
+    CaptureThree,
+    FirstDealer,
+    LastTurn,
+    Leader,
+    NextDealer,
+    Reopen,
+    Rules,
+    TieBreak,
+)
+from referee.engine.yaku import HandYaku, evaluate, koikoi_total, score, yaku_names
+
+
+class Phase(IntEnum):
+    """The decision that is due, or the end of the match."""
+
+    PLAY = 0  # hand step: play a hand card (and name the capture when two field cards match)
+    DRAW_CHOICE = 1  # the drawn card matched two field cards: choose one
+    KOIKOI = 2  # yaku made: stop or koi-koi
+    MATCH_OVER = 3
+
+
+class ActionKind(IntEnum):
+    """The kinds of action."""
+
+    PLAY = 0
+    CHOOSE = 1
+    STOP = 2
+    KOIKOI = 3
+
+
+class Action(NamedTuple):
+    """One action. ``card``: the hand card played (PLAY) or the drawn card (CHOOSE); ``target``: the field card
+    chosen when there is a choice, else -1. Actions sort by kind, card, target."""
+
+    kind: ActionKind
+    card: Card = -1
+    target: Card = -1
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form: ``{"play": id}``, ``{"play": id, "capture": id}``, ``{"capture": id}``, ``{"koikoi": bool}``."""
+        if self.kind is ActionKind.PLAY:
+            if self.target >= 0:
+                return {"play": C.CARD_IDS[self.card], "capture": C.CARD_IDS[self.target]}
+            return {"play": C.CARD_IDS[self.card]}
+        if self.kind is ActionKind.CHOOSE:
+            return {"capture": C.CARD_IDS[self.target]}
+        return {"koikoi": self.kind is ActionKind.KOIKOI}
+
+    def __str__(self) -> str:
+        if self.kind is ActionKind.PLAY:
+            tail = f" capture {C.CARD_IDS[self.target]}" if self.target >= 0 else ""
+            return f"play {C.CARD_IDS[self.card]}{tail}"
+        if self.kind is ActionKind.CHOOSE:
+            return f"capture {C.CARD_IDS[self.target]}"
+        return "koi-koi" if self.kind is ActionKind.KOIKOI else "stop"
+
+
+STOP = Action(ActionKind.STOP)
+KOIKOI = Action(ActionKind.KOIKOI)
+
+
+def action_from_json(data: Mapping[str, Any], state: State) -> Action:
+    """The action of a wire form in ``state`` (for CHOOSE the drawn card comes from the state).
+
+    Raises :class:`IllegalActionError` for a malformed form or unknown card; legality is checked by :func:`apply`.
+    """
+    try:
+        keys = set(data)
+        if keys == {"koikoi"} and isinstance(data["koikoi"], bool):
+            return KOIKOI if data["koikoi"] else STOP
+        if keys == {"play"}:
+            return Action(ActionKind.PLAY, C.card(data["play"]))
+        if keys == {"play", "capture"}:
+            return Action(ActionKind.PLAY, C.card(data["play"]), C.card(data["capture"]))
+        if keys == {"capture"}:
+            return Action(ActionKind.CHOOSE, state.pending, C.card(data["capture"]))
+    except (C.UnknownCardError, TypeError) as exc:
+        raise IllegalActionError(f"bad action {dict(data)!r}: {exc}") from None
+    raise IllegalActionError(f"bad action {dict(data)!r}: expected play, play+capture, capture or koikoi")
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """An explicit deal: both hands (8 cards each), the field (8) and the stock (24, first drawn first)."""
+
+    hands: tuple[Mask, Mask]
+    field: Mask
+    stock: tuple[Card, ...]
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Deal:
+        """From ``{"hands": [[8 ids], [8 ids]], "field": [8 ids], "stock": [24 ids]}``; :class:`DealError` if wrong."""
+        try:
+            if set(data) != {"hands", "field", "stock"}:
+                raise DealError(f"a deal has exactly the keys hands, field, stock; got {sorted(data)}")
+            hands = data["hands"]
+            if not isinstance(hands, list) or len(hands) != 2:
+                raise DealError("hands: expected two lists of 8 card ids")
+            groups = [hands[0], hands[1], data["field"], data["stock"]]
+            for name, group, size in zip(("hands[0]", "hands[1]", "field", "stock"), groups, (8, 8, 8, 24), strict=True):
+                if not isinstance(group, list) or len(group) != size:
+                    raise DealError(f"{name}: expected {size} card ids")
+            ints = [[C.card(x) for x in g] for g in groups]
+        except C.UnknownCardError as exc:
+            raise DealError(str(exc)) from None
+        flat = [c for g in ints for c in g]
+        if len(set(flat)) != 48:
+            dup = sorted({C.CARD_IDS[c] for c in flat if flat.count(c) > 1})
+            raise DealError(f"a deal must hold each of the 48 cards once; repeated: {', '.join(dup)}")
+        return Deal((C.mask_of(ints[0]), C.mask_of(ints[1])), C.mask_of(ints[2]), tuple(ints[3]))
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--deals`` line form of this deal."""
+        return {
+            "hands": [C.ids_of(self.hands[0]), C.ids_of(self.hands[1])],
+            "field": C.ids_of(self.field),
+            "stock": [C.CARD_IDS[c] for c in self.stock],
+        }
+
+
+def shuffled_deal(seed: int, index: int) -> Deal:
+    """The ``index``-th deal of a match with ``seed`` (deterministic; redeals take the next index)."""
+    deck = list(range(48))
+    random.Random(f"koikoi/{seed}/{index}").shuffle(deck)
+    return Deal((C.mask_of(deck[0:8]), C.mask_of(deck[8:16])), C.mask_of(deck[16:24]), tuple(deck[24:]))
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """One finished round."""
+
+    round: int
+    dealer: int
+    winner: int | None
+    points: int
+    reason: str
+
+
+class State:
+    """A match position. Treat as read-only; :func:`apply` returns a new state.
+
+    Hidden cards (``hands``, ``stock``) are attributes here for the engine and the replay writer; what a player may
+    know comes only from :func:`referee.engine.views.observe`.
+    """
+
+    __slots__ = (
+        "captured", "deal_index", "dealer", "deals", "events", "field", "first_dealer", "hands", "history",
+        "koikoi", "last_names", "last_points", "leader", "pending", "phase", "round", "rules", "scores", "seed",
+        "stock", "stock_pos", "to_move", "turn", "winner",
+    )  # fmt: skip
+
+    rules: Rules
+    seed: int
+    deals: tuple[Deal, ...]
+    deal_index: int
+    round: int
+    first_dealer: int
+    dealer: int
+    leader: int
+    scores: tuple[int, int]
+    phase: Phase
+    to_move: int
+    hands: tuple[Mask, Mask]
+    field: Mask
+    stock: tuple[Card, ...]
+    stock_pos: int
+    captured: tuple[Mask, Mask]
+    koikoi: tuple[int, int]
+    last_points: tuple[int, int]
+    last_names: tuple[int, int]
+    pending: Card
+    turn: int
+    history: tuple[RoundResult, ...]
+    winner: int | None
+    events: tuple[Event, ...]
+
+    def _copy(self) -> State:
+        new = State.__new__(State)
+        for name in State.__slots__:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+    @property
+    def is_over(self) -> bool:
+        """True when the match has ended."""
+        return self.phase is Phase.MATCH_OVER
+
+    @property
+    def stock_left(self) -> int:
+        """Cards left in the stock."""
+        return len(self.stock) - self.stock_pos
+
+    def __repr__(self) -> str:
+        return (
+            f"State(round={self.round}, phase={self.phase.name}, to_move={self.to_move}, scores={self.scores}, "
+            f"turn={self.turn})"
+        )
+
+
+def new_match(
+    rules: Rules,
+    seed: int = 0,
+    deals: Sequence[Deal] = (),
+    first_dealer: int | None = None,
+) -> State:
+    """The start of a match: the first round dealt (redealt as the rules say) and the first decision due.
+
+    ``deals`` are used in order, one per deal made (a misdeal takes the next one); when they run out the seeded
+    shuffle takes over. ``first_dealer`` (0 or 1) overrides the rules' choice.
+    """
+    s = State.__new__(State)
+    s.rules, s.seed, s.deals, s.deal_index = rules, seed, tuple(deals), 0
+    if first_dealer is None:
+        if rules.first_dealer is FirstDealer.RANDOM:
+            first_dealer = random.Random(f"koikoi/{seed}/first-dealer").randrange(2)
+        else:
+            first_dealer = 0 if rules.first_dealer is FirstDealer.SEAT1 else 1
+    if first_dealer not in (0, 1):
+        raise ValueError("first_dealer must be 0 or 1")
+    s.first_dealer = s.dealer = s.leader = s.to_move = first_dealer
+    s.round = 1
+    s.scores = (rules.starting_points, rules.starting_points)
+    s.phase = Phase.PLAY
+    s.hands, s.field, s.stock, s.stock_pos = (0, 0), 0, (), 0
+    s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
+    s.pending, s.turn, s.history, s.winner = -1, 0, (), None
+    events: list[Event] = []
+    _begin_round(s, events)
+    s.events = tuple(events)
+    return s
+
+
+def _can_match(hand: Mask, field: Mask) -> bool:
+    while hand:
+        low = hand & -hand
+        if field & CARD_MONTH_MASK[low.bit_length() - 1]:
+            return True
+        hand ^= low
+    return False
+
+
+def legal_actions(state: State) -> list[Action]:
+    """The legal actions, sorted; empty only when the match is over."""
+    phase = state.phase
+    if phase is Phase.PLAY:
+        hand, field = state.hands[state.to_move], state.field
+        rules = state.rules
+        discard_ok = not (rules.must_match_from_hand and _can_match(hand, field))
+        choose3 = rules.capture_three is CaptureThree.CHOOSE
+        out: list[Action] = []
+        for c in C.cards_of(hand):
+            m = field & CARD_MONTH_MASK[c]
+            if not m:
+                if discard_ok:
+                    out.append(Action(ActionKind.PLAY, c, -1))
+                continue
+            n = m.bit_count()
+            if n == 2 or (n == 3 and choose3):
+                out.extend(Action(ActionKind.PLAY, c, t) for t in C.cards_of(m))
+            else:
+                out.append(Action(ActionKind.PLAY, c, -1))
+        return out
+    if phase is Phase.DRAW_CHOICE:
+        m = state.field & CARD_MONTH_MASK[state.pending]
+        return [Action(ActionKind.CHOOSE, state.pending, t) for t in C.cards_of(m)]
+    if phase is Phase.KOIKOI:
+        return [STOP, KOIKOI]
+    return []
+
+
+def is_legal(state: State, action: Action) -> bool:
+    """Whether ``action`` is legal in ``state`` (without building the whole list)."""
+    if not isinstance(action, Action):
+        return False
+    phase, kind = state.phase, action.kind
+    if phase is Phase.PLAY and kind is ActionKind.PLAY:
+        c, t = action.card, action.target
+        if not (isinstance(c, int) and 0 <= c < 48 and state.hands[state.to_move] >> c & 1):
+            return False
+        m = state.field & CARD_MONTH_MASK[c]
+        n = m.bit_count()
+        if n == 0:
+            return t == -1 and not (
+                state.rules.must_match_from_hand and _can_match(state.hands[state.to_move], state.field)
+            )
+        if n == 2 or (n == 3 and state.rules.capture_three is CaptureThree.CHOOSE):
+            return isinstance(t, int) and 0 <= t < 48 and bool(m >> t & 1)
+        return t == -1
+    if phase is Phase.DRAW_CHOICE and kind is ActionKind.CHOOSE:
+        t = action.target
+        return (
+            action.card == state.pending
+            and isinstance(t, int)
+            and 0 <= t < 48
+            and bool((state.field & CARD_MONTH_MASK[state.pending]) >> t & 1)
+        )
+    if phase is Phase.KOIKOI:
+        return action == STOP or action == KOIKOI
+    return False
+
+
+def apply(state: State, action: Action) -> State:
+    """The state after ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it is not legal."""
+    if not is_legal(state, action):
+        if state.phase is Phase.MATCH_OVER:
+            raise IllegalActionError(f"the match is over; {action!s} is not possible")
+        raise IllegalActionError(f"illegal action in phase {state.phase.name}: {action!r}")
+    s = state._copy()
+    events: list[Event] = []
+    p = s.to_move
+    kind = action.kind
+    if kind is ActionKind.PLAY:
+        c = action.card
+        bit = 1 << c
+        m = s.field & CARD_MONTH_MASK[c]
+        if not m:
+            took = 0
+            s.field |= bit
+        else:
+            took = bit | (1 << action.target if action.target >= 0 else m)
+            s.field &= ~took
+        s.hands = (s.hands[0] & ~bit, s.hands[1]) if p == 0 else (s.hands[0], s.hands[1] & ~bit)
+        if took:
+            s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
+        events.append(Play(p, c, took))
+        _draw(s, p, events)
+    elif kind is ActionKind.CHOOSE:
+        took = (1 << s.pending) | (1 << action.target)
+        s.field &= ~took
+        s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
+        events.append(DrawCapture(p, s.pending, took))
+        s.pending = -1
+        _end_turn(s, p, events)
+    elif kind is ActionKind.KOIKOI:
+        calls = s.koikoi[p] + 1
+        s.koikoi = (calls, s.koikoi[1]) if p == 0 else (s.koikoi[0], calls)
+        pts = evaluate(s.captured[p], s.rules, calls)[0]
+        s.last_points = (pts, s.last_points[1]) if p == 0 else (s.last_points[0], pts)
+        events.append(KoikoiDecision(p, True, calls))
+        _next_turn(s, p, events)
+    else:
+        events.append(KoikoiDecision(p, False, s.koikoi[p]))
+        _stop(s, p, "stop", events)
+    s.events = tuple(events)
+    return s
+
+
+def _draw(s: State, p: int, events: list[Event]) -> None:
+    d = s.stock[s.stock_pos]
+    s.stock_pos += 1
+    bit = 1 << d
+    m = s.field & CARD_MONTH_MASK[d]
+    if not m:
+        s.field |= bit
+        events.append(Draw(p, d, 0))
+    else:
+        n = m.bit_count()
+        if n == 2 or (n == 3 and s.rules.capture_three is CaptureThree.CHOOSE):
+            s.pending = d
+            s.phase = Phase.DRAW_CHOICE
+            events.append(Draw(p, d, 0, True))
+            return
+        took = bit | m
+        s.field &= ~m
+        s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
+        events.append(Draw(p, d, took))
+    _end_turn(s, p, events)
+
+
+def _end_turn(s: State, p: int, events: list[Event]) -> None:
+    rules = s.rules
+    base, names = evaluate(s.captured[p], rules, s.koikoi[p])
+    if rules.reopen is Reopen.POINTS_RISE:
+        rise = base > s.last_points[p]
+    else:
+        rise = bool(names & ~s.last_names[p])
+    s.last_points = (base, s.last_points[1]) if p == 0 else (s.last_points[0], base)
+    s.last_names = (names, s.last_names[1]) if p == 0 else (s.last_names[0], names)
+    if rise:
+        last = s.hands[p] == 0
+        events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
+        if last and rules.last_turn is LastTurn.AUTO_STOP:
+            _stop(s, p, "auto_stop", events)
+            return
+        s.phase = Phase.KOIKOI
+        s.to_move = p
+        return
+    _next_turn(s, p, events)
+
+
+def _next_turn(s: State, p: int, events: list[Event]) -> None:
+    if not s.hands[0] and not s.hands[1]:
+        pts = s.rules.exhausted_dealer_points
+        _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events)
+        return
+    s.turn += 1
+    s.to_move = 1 - p
+    s.phase = Phase.PLAY
+
+
+def _stop(s: State, p: int, reason: str, events: list[Event]) -> None:
+    sc = score(s.captured[p], s.rules, s.koikoi[p])
+    yaku = tuple((y.name.value, y.points) for y in sc.yaku)
+    _end_round(s, p, sc.total, reason, yaku, events)
+
+
+def _end_round(
+    s: State, winner: int | None, points: int, reason: str, yaku: tuple[tuple[str, int], ...], events: list[Event]
+) -> None:
+    rules = s.rules
+    if winner is not None and points:
+        a, b = s.scores
+        loss = points if rules.transfer_points else 0
+        s.scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
+    s.history = (*s.history, RoundResult(s.round, s.dealer, winner, points, reason))
+    events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
+    broke = rules.end_when_broke and min(s.scores) <= 0
+    if broke or s.round >= rules.rounds:
+        a, b = s.scores
+        if a != b:
+            s.winner = 0 if a > b else 1
+        else:
+            s.winner = s.first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None
+        s.phase = Phase.MATCH_OVER
+        s.pending = -1
+        events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
+        return
+    if winner is not None and reason != "exhausted":
+        nd = rules.next_dealer
+        if nd is NextDealer.WINNER_DEALS:
+            s.dealer = winner
+        elif nd is NextDealer.WINNER_LEADS:
+            s.dealer = winner if rules.leader is Leader.DEALER else 1 - winner
+        else:
+            s.dealer = 1 - s.dealer
+    s.round += 1
+    _begin_round(s, events)
+
+
+def _next_deal(s: State) -> Deal:
+    i = s.deal_index
+    s.deal_index = i + 1
+    return s.deals[i] if i < len(s.deals) else shuffled_deal(s.seed, i)
+
+
+def _misdeal_reason(rules: Rules, deal: Deal) -> str | None:
+    field = deal.field
+    if rules.misdeal_field_four and any(field & m == m for m in MONTH_MASKS):
+        return "field_four"
+    if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
+        return "field_four_pairs"
+    if rules.misdeal_hand_four and any(h & m == m for h in deal.hands for m in MONTH_MASKS):
+        return "hand_four"
+    return None
+
+
+def hand_yaku(hand: Mask, rules: Rules) -> tuple[HandYaku, int] | None:
+    """The hand yaku of an opening hand under ``rules``, with its points, if any."""
+    counts = [(hand & m).bit_count() for m in MONTH_MASKS]
+    if rules.teshi_points and 4 in counts:
+        return HandYaku.TESHI, rules.teshi_points
+    if rules.kuttsuki_points and counts.count(2) == 4:
+        return HandYaku.KUTTSUKI, rules.kuttsuki_points
+    return None
+
+
+def _begin_round(s: State, events: list[Event]) -> None:
+    """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
+    rules = s.rules
+    while True:
+        deal = _next_deal(s)
+        reason = _misdeal_reason(rules, deal)
+        found: list[tuple[int, HandYaku, int]] = []
+        if reason is None and (rules.teshi_points or rules.kuttsuki_points):
+            for seat in (0, 1):
+                hy = hand_yaku(deal.hands[seat], rules)
+                if hy is not None:
+                    found.append((seat, hy[0], hy[1]))
+            if len(found) == 2:
+                reason = "hand_yaku_both"
+        if reason is not None:
+            events.append(Misdeal(s.round, reason, deal.hands, deal.field, deal.stock))
+            continue
+        s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
+        s.hands, s.field, s.stock, s.stock_pos = deal.hands, deal.field, deal.stock, 0
+        s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
+        s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, Phase.PLAY
+        events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
+        if found:
+            seat, name, pts = found[0]
+            events.append(HandYakuMade(seat, name.value, pts))
+            _end_round(s, seat, pts, name.value, ((name.value, pts),), events)
+        return
+
+
+def deals_from_lines(lines: Iterable[str]) -> list[Deal]:
+    """Parse ``--deals`` JSON lines (blank lines skipped); :class:`DealError` names the bad line."""
+    import json
+
+    out: list[Deal] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise DealError(f"line {n}: not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise DealError(f"line {n}: expected a JSON object")
+        try:
+            out.append(Deal.from_json(data))
+        except DealError as exc:
+            raise DealError(f"line {n}: {exc}") from None
+    return out

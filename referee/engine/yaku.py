@@ -1,0 +1,180 @@
+"""Yaku: the scoring combinations of captured cards, and what a stop scores.
+
+:func:`score` gives the full breakdown (name, cards, points). The match loop uses :func:`evaluate`, which gives only
+the base points and the set of yaku held, in a handful of ``int.bit_count()`` calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from referee.engine import cards as C
+from referee.engine.cards import Mask
+from referee.engine.rules import KoikoiScoring, Rules
+
+
+class Yaku(StrEnum):
+    """The names of the yaku of captured cards (hand yaku are :class:`HandYaku`)."""
+
+    FIVE_BRIGHTS = "five_brights"
+    FOUR_BRIGHTS_DRY = "four_brights_dry"
+    FOUR_BRIGHTS_WET = "four_brights_wet"
+    THREE_BRIGHTS = "three_brights"
+    POETRY_RIBBONS = "poetry_ribbons"
+    BLUE_RIBBONS = "blue_ribbons"
+    POETRY_BLUE_BONUS = "poetry_blue_bonus"
+    BOAR_DEER_BUTTERFLY = "boar_deer_butterfly"
+    RIBBONS = "ribbons"
+    ANIMALS = "animals"
+    CHAFF = "chaff"
+    CHERRY_VIEWING = "cherry_viewing"
+    MOON_VIEWING = "moon_viewing"
+
+
+class HandYaku(StrEnum):
+    """Yaku of an opening hand, scored at once."""
+
+    TESHI = "teshi"  # four cards of one month
+    KUTTSUKI = "kuttsuki"  # four pairs of months
+
+
+_BIT = {y: 1 << i for i, y in enumerate(Yaku)}
+_ORDER = tuple(Yaku)
+
+
+@dataclass(frozen=True, slots=True)
+class YakuScore:
+    """One yaku held: its name, the cards that form it and its points."""
+
+    name: Yaku
+    points: int
+    cards: Mask
+
+    def card_ids(self) -> list[str]:
+        """The cards that form it, as canonical ids."""
+        return C.ids_of(self.cards)
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """The yaku of a capture pile, their sum (``base``) and what a stop scores (``total``)."""
+
+    yaku: tuple[YakuScore, ...]
+    base: int
+    total: int
+
+    def to_json(self) -> dict[str, object]:
+        """``{"yaku": [{"name", "points", "cards"}...], "total": N}``."""
+        return {
+            "yaku": [{"name": y.name.value, "points": y.points, "cards": y.card_ids()} for y in self.yaku],
+            "total": self.total,
+        }
+
+
+def _brights(captured: Mask, rules: Rules) -> list[tuple[Yaku, int, Mask]]:
+    b = captured & C.BRIGHTS
+    dry = b & C.DRY_BRIGHTS
+    n, nd = b.bit_count(), dry.bit_count()
+    rain = n != nd
+    out: list[tuple[Yaku, int, Mask]] = []
+    if rules.bright_yaku_combine:
+        if n == 5:
+            out.append((Yaku.FIVE_BRIGHTS, rules.five_brights, b))
+        if nd >= 4:
+            out.append((Yaku.FOUR_BRIGHTS_DRY, rules.four_brights_dry, dry))
+        if rain and nd >= 3:
+            out.append((Yaku.FOUR_BRIGHTS_WET, rules.four_brights_wet, b))
+        if nd >= 3:
+            out.append((Yaku.THREE_BRIGHTS, rules.three_brights, dry))
+        return [y for y in out if y[1] > 0]
+    if n == 5 and rules.five_brights:
+        out.append((Yaku.FIVE_BRIGHTS, rules.five_brights, b))
+    elif n == 4 and not rain and rules.four_brights_dry:
+        out.append((Yaku.FOUR_BRIGHTS_DRY, rules.four_brights_dry, b))
+    elif n == 4 and rain and rules.four_brights_wet:
+        out.append((Yaku.FOUR_BRIGHTS_WET, rules.four_brights_wet, b))
+    elif n == 3 and not rain and rules.three_brights:
+        out.append((Yaku.THREE_BRIGHTS, rules.three_brights, b))
+    return out
+
+
+def _all_yaku(captured: Mask, rules: Rules, koikoi_calls: int) -> list[tuple[Yaku, int, Mask]]:
+    out = _brights(captured, rules) if captured & C.BRIGHTS else []
+    ribbons = captured & C.RIBBONS
+    poetry = ribbons & C.POETRY == C.POETRY
+    blue = ribbons & C.BLUE == C.BLUE
+    if poetry and rules.poetry_ribbons:
+        out.append((Yaku.POETRY_RIBBONS, rules.poetry_ribbons, C.POETRY))
+    if blue and rules.blue_ribbons:
+        out.append((Yaku.BLUE_RIBBONS, rules.blue_ribbons, C.BLUE))
+    if poetry and blue and rules.poetry_blue_bonus:
+        out.append((Yaku.POETRY_BLUE_BONUS, rules.poetry_blue_bonus, C.POETRY | C.BLUE))
+    if captured & C.BOAR_DEER_BUTTERFLY == C.BOAR_DEER_BUTTERFLY and rules.boar_deer_butterfly:
+        out.append((Yaku.BOAR_DEER_BUTTERFLY, rules.boar_deer_butterfly, C.BOAR_DEER_BUTTERFLY))
+    n = ribbons.bit_count()
+    if n >= rules.ribbons_min:
+        pts = rules.ribbons_points + (n - rules.ribbons_min) * rules.ribbons_extra
+        if pts:
+            out.append((Yaku.RIBBONS, pts, ribbons))
+    animals = captured & C.ANIMALS
+    n = animals.bit_count()
+    if n >= rules.animals_min:
+        pts = rules.animals_points + (n - rules.animals_min) * rules.animals_extra
+        if pts:
+            out.append((Yaku.ANIMALS, pts, animals))
+    chaff = captured & (C.CHAFF | (1 << C.SAKE)) if rules.sake_as_chaff else captured & C.CHAFF
+    n = chaff.bit_count()
+    if n >= rules.chaff_min:
+        pts = rules.chaff_points + (n - rules.chaff_min) * rules.chaff_extra
+        if pts:
+            out.append((Yaku.CHAFF, pts, chaff))
+    sake = 1 << C.SAKE
+    if captured & sake:
+        curtain, moon = 1 << C.CURTAIN, 1 << C.MOON
+        if captured & curtain:
+            pts = rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing
+            if pts:
+                out.append((Yaku.CHERRY_VIEWING, pts, sake | curtain))
+        if captured & moon:
+            pts = rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing
+            if pts:
+                out.append((Yaku.MOON_VIEWING, pts, sake | moon))
+    return out
+
+
+def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, int]:
+    """``(base points, bit set of yaku held)`` of a capture pile; the fast path of the match loop."""
+    base = 0
+    names = 0
+    for name, pts, _ in _all_yaku(captured, rules, koikoi_calls):
+        base += pts
+        names |= _BIT[name]
+    return base, names
+
+
+def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
+    """What a stop scores: base yaku points after ``koikoi_calls`` calls by the stopping player."""
+    if scoring is KoikoiScoring.DOUBLE:
+        return base << koikoi_calls
+    if scoring is KoikoiScoring.ADD_THEN_MULTIPLY:
+        return base + koikoi_calls if koikoi_calls <= 3 else base * (koikoi_calls - 2)
+    return base
+
+
+def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -> Score:
+    """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls``."""
+    if koikoi_calls < 0:
+        raise ValueError("koikoi_calls must be 0 or more")
+    mask = captured if isinstance(captured, int) else C.mask_of_ids(captured)
+    found = _all_yaku(mask, rules, koikoi_calls)
+    found.sort(key=lambda y: _ORDER.index(y[0]))
+    base = sum(p for _, p, _ in found)
+    total = koikoi_total(base, koikoi_calls, rules.koikoi_scoring) if base else 0
+    return Score(tuple(YakuScore(n, p, m) for n, p, m in found), base, total)
+
+
+def yaku_names(bits: int) -> list[Yaku]:
+    """The yaku named by a bit set from :func:`evaluate`."""
+    return [y for y in _ORDER if bits & _BIT[y]]
