@@ -1,0 +1,540 @@
+"""The wire format ``koikoi/1``: pydantic models of every message, builders, an encoder, the bot-line parser.
+
+Referee → bot messages are plain dicts built by :func:`hello_message`, :func:`new_match_message`,
+:func:`event_message`, :func:`request_message`, :func:`error_message` and :func:`bye_message` (the fast path:
+a dict and one ``json.dumps`` per line) and written with :func:`encode`. Their models (:data:`RefereeMessage`)
+describe them for the JSON Schema and for tests; :func:`validate_referee_message` checks a built dict.
+
+Bot → referee lines go through :func:`parse_bot_message` (one pydantic ``TypeAdapter`` built once), then
+:func:`check_action` for an answer to a request. Every failure is a :class:`ProtocolError` whose ``reason``
+is the failure name of the match (``invalid_json``, ``invalid_message``, ``illegal_action``,
+``protocol_mismatch``).
+
+The view and the events come only from :func:`referee.engine.observe` and
+:func:`referee.engine.visible_event`. Seats are 1 and 2 on the wire; the builders take engine seats 0 and 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError
+
+from referee.engine import CARD_IDS, Event, HandYaku, Rules, View, Yaku, visible_event
+from referee.errors import RefereeError
+
+PROTOCOL_VERSION = "koikoi/1"
+"""The protocol version sent in ``hello`` and accepted in a bot's ``hello``."""
+
+NAME_MAX = 64
+"""The longest bot name (and version string) accepted."""
+
+__all__ = [
+    "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
+    "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
+    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "TimeLimits", "bye_message", "check_action", "encode",
+    "error_message", "event_message", "hello_message", "new_match_message", "parse_bot_message",
+    "request_message", "validate_referee_message",
+]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+class ProtocolError(RefereeError):
+    """A bot broke the protocol. ``reason`` is the failure name recorded for the match."""
+
+    reason: ClassVar[str] = "invalid_message"
+
+
+class InvalidJson(ProtocolError):
+    """The line is not one JSON value in UTF-8."""
+
+    reason = "invalid_json"
+
+
+class InvalidMessage(ProtocolError):
+    """Valid JSON, but not a message the bot may send now: schema, wrong ``type``, wrong ``id``."""
+
+    reason = "invalid_message"
+
+
+class IllegalAction(ProtocolError):
+    """A well-formed answer whose action is not one element of ``legal``."""
+
+    reason = "illegal_action"
+
+
+class ProtocolMismatch(ProtocolError):
+    """The bot's ``hello`` names another protocol than ``koikoi/1``."""
+
+    reason = "protocol_mismatch"
+
+
+# ---------------------------------------------------------------------------------------- shared parts
+
+_STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+CardId: TypeAlias = Literal[CARD_IDS]  # type: ignore[valid-type]
+"""One of the 48 canonical card ids."""
+
+WireSeat: TypeAlias = Literal[1, 2]
+Count = Annotated[int, Field(ge=0)]
+Points = int
+Cards = list[CardId]
+
+
+class _Model(BaseModel):
+    model_config = _STRICT
+
+
+class PlayAction(_Model):
+    """Play a hand card that matches at most one field card (or none, or three)."""
+
+    play: CardId
+
+
+class PlayCaptureAction(_Model):
+    """Play a hand card that matches two field cards, and name the one it takes."""
+
+    play: CardId
+    capture: CardId
+
+
+class CaptureAction(_Model):
+    """The drawn card matched two field cards: name the one it takes."""
+
+    capture: CardId
+
+
+class KoikoiAction(_Model):
+    """After a new yaku: ``true`` plays on (koi-koi), ``false`` stops and scores the round."""
+
+    koikoi: StrictBool
+
+
+ActionObject = PlayAction | PlayCaptureAction | CaptureAction | KoikoiAction
+"""Any action object."""
+
+
+class TimeControlMsg(_Model):
+    """The time control of a match, in milliseconds."""
+
+    startup_ms: Count
+    move_ms: Count
+    bank_ms: Count
+
+
+class MatchInfo(_Model):
+    """Which match this is: its id, its number of rounds, and its number for this process (from 1)."""
+
+    id: str
+    rounds: Annotated[int, Field(ge=1)]
+    index: Annotated[int, Field(ge=1)]
+
+
+class YakuHeld(_Model):
+    """One yaku held: name, points, the cards that form it."""
+
+    name: Yaku
+    points: Points
+    cards: Cards
+
+
+class ScoreMsg(_Model):
+    """A capture pile's yaku and what a stop would score now (``total``)."""
+
+    yaku: list[YakuHeld]
+    total: Points
+
+
+class ViewMsg(_Model):
+    """Everything the seat may know, as ``View.to_json()`` gives it. Pairs are indexed by seat (1, 2)."""
+
+    seat: WireSeat
+    round: Annotated[int, Field(ge=1)]
+    rounds: Annotated[int, Field(ge=1)]
+    dealer: WireSeat
+    leader: WireSeat
+    turn: Count
+    to_move: WireSeat | None
+    decision: Literal["play", "capture", "koikoi"] | None
+    hand: Cards
+    field: Cards
+    captured: tuple[Cards, Cards]
+    opponent_hand_size: Count
+    stock_size: Count
+    drawn: CardId | None
+    scores: tuple[Points, Points]
+    koikoi_calls: tuple[Count, Count]
+    yaku: tuple[ScoreMsg, ScoreMsg]
+
+
+class TimeLeftMsg(_Model):
+    """The time the bot has for this decision: ``move_ms`` plus what is left in its bank."""
+
+    move_ms: Count
+    bank_ms: Count
+
+
+# ---------------------------------------------------------------------------------------------- events
+
+
+class _EventBase(_Model):
+    type: Literal["event"]
+
+
+class RoundStartEvent(_EventBase):
+    """A round dealt: your hand, the field, and counts of the hidden cards."""
+
+    event: Literal["round_start"]
+    round: Annotated[int, Field(ge=1)]
+    dealer: WireSeat
+    leader: WireSeat
+    hand: Cards
+    field: Cards
+    opponent_hand_size: Count
+    stock_size: Count
+
+
+class MisdealEvent(_EventBase):
+    """A deal thrown in and dealt again."""
+
+    event: Literal["misdeal"]
+    round: Annotated[int, Field(ge=1)]
+    reason: Literal["field_four", "field_four_pairs", "hand_four", "hand_yaku_both"]
+    field: Cards
+
+
+class PlayEvent(_EventBase):
+    """A hand card played; ``captured`` holds it and what it took (empty: it stayed on the field)."""
+
+    event: Literal["play"]
+    seat: WireSeat
+    card: CardId
+    captured: Cards
+
+
+class DrawEvent(_EventBase):
+    """A card drawn from the stock; ``choice``: it matched two field cards and the player must choose."""
+
+    event: Literal["draw"]
+    seat: WireSeat
+    card: CardId
+    captured: Cards
+    choice: StrictBool
+
+
+class DrawCaptureEvent(_EventBase):
+    """The choice made for a drawn card that matched two field cards."""
+
+    event: Literal["draw_capture"]
+    seat: WireSeat
+    card: CardId
+    captured: Cards
+
+
+class YakuEvent(_EventBase):
+    """A player's yaku rose: the yaku total and the names held."""
+
+    event: Literal["yaku"]
+    seat: WireSeat
+    points: Points
+    yaku: list[Yaku]
+    last_turn: StrictBool
+
+
+class KoikoiEvent(_EventBase):
+    """A player's answer to the koi-koi choice."""
+
+    event: Literal["koikoi"]
+    seat: WireSeat
+    koikoi: StrictBool
+    calls: Count
+
+
+class HandYakuEvent(_EventBase):
+    """An opening hand that scored at once; the round ends."""
+
+    event: Literal["hand_yaku"]
+    seat: WireSeat
+    name: HandYaku
+    points: Points
+
+
+class RoundYaku(_Model):
+    """One yaku of the round's winner."""
+
+    name: str
+    points: Points
+
+
+class RoundEndEvent(_EventBase):
+    """A round's result; ``winner`` null: nobody scored."""
+
+    event: Literal["round_end"]
+    round: Annotated[int, Field(ge=1)]
+    winner: WireSeat | None
+    points: Points
+    reason: Literal["stop", "auto_stop", "exhausted", "teshi", "kuttsuki"]
+    yaku: list[RoundYaku]
+    koikoi_calls: tuple[Count, Count]
+    scores: tuple[Points, Points]
+
+
+class MatchEndEvent(_EventBase):
+    """The match result; ``winner`` null: a draw."""
+
+    event: Literal["match_end"]
+    winner: WireSeat | None
+    scores: tuple[Points, Points]
+    rounds: Annotated[int, Field(ge=1)]
+    reason: Literal["rounds", "broke"]
+
+
+EventMsg = Annotated[
+    RoundStartEvent | MisdealEvent | PlayEvent | DrawEvent | DrawCaptureEvent | YakuEvent | KoikoiEvent
+    | HandYakuEvent | RoundEndEvent | MatchEndEvent,
+    Field(discriminator="event"),
+]  # fmt: skip
+"""Any ``event`` message (discriminated on ``event``)."""
+
+
+# --------------------------------------------------------------------------------------- referee → bot
+
+
+_RULES_DOC = "The full rule set, as `koikoi-referee rules PRESET --json` prints it."
+
+
+class HelloMsg(_Model):
+    """The handshake: your seat, the match, the rules and the time control. Answer with a ``hello``."""
+
+    type: Literal["hello"]
+    protocol: Literal["koikoi/1"]
+    seat: WireSeat
+    match: MatchInfo
+    rules: dict[str, Any] = Field(description=_RULES_DOC)
+    time: TimeControlMsg
+
+
+class NewMatchMsg(_Model):
+    """Another match on the same process: the fields of ``hello``. No reply is expected."""
+
+    type: Literal["new_match"]
+    protocol: Literal["koikoi/1"]
+    seat: WireSeat
+    match: MatchInfo
+    rules: dict[str, Any] = Field(description=_RULES_DOC)
+    time: TimeControlMsg
+
+
+class RequestMsg(_Model):
+    """A decision is due: answer with an ``action`` carrying this ``id`` and one element of ``legal``."""
+
+    type: Literal["request"]
+    id: Annotated[int, Field(ge=1)]
+    decision: Literal["play", "capture", "koikoi"]
+    view: ViewMsg
+    legal: Annotated[list[ActionObject], Field(min_length=1)]
+    time: TimeLeftMsg
+
+
+class ErrorMsg(_Model):
+    """Sent (best effort) just before the bot forfeits: what it did wrong."""
+
+    type: Literal["error"]
+    message: str
+
+
+class ByeMsg(_Model):
+    """The referee is done with this process: exit."""
+
+    type: Literal["bye"]
+
+
+RefereeMessage = Annotated[
+    HelloMsg | NewMatchMsg | EventMsg | RequestMsg | ErrorMsg | ByeMsg, Field(discriminator="type")
+]
+"""Any referee → bot message."""
+
+
+# --------------------------------------------------------------------------------------- bot → referee
+
+
+class BotHello(_Model):
+    """The bot's answer to ``hello``: its name, optionally its version and the protocol it speaks."""
+
+    type: Literal["hello"]
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")]
+    version: Annotated[str, Field(max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")] | None = None
+    protocol: str | None = Field(default=None, description='Must be "koikoi/1" when given.')
+
+
+class BotAction(_Model):
+    """The bot's answer to a ``request``: the request's ``id`` and one element of its ``legal`` list."""
+
+    type: Literal["action"]
+    id: int
+    action: ActionObject
+
+    def action_json(self) -> dict[str, Any]:
+        """The action object as a plain dict, comparable with the elements of ``legal``."""
+        return self.action.model_dump()
+
+
+BotMessage = Annotated[BotHello | BotAction, Field(discriminator="type")]
+"""Any bot → referee message."""
+
+_BOT_ADAPTER: TypeAdapter[BotHello | BotAction] = TypeAdapter(BotMessage)
+_REFEREE_ADAPTER: TypeAdapter[Any] = TypeAdapter(RefereeMessage)
+
+
+_ACTION_FORMS = '{"play": id}, {"play": id, "capture": id}, {"capture": id} or {"koikoi": bool}'
+
+
+def _describe(exc: ValidationError) -> str:
+    """A one-line summary of a validation error: at most three problems, each cut short."""
+    parts: list[str] = []
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = err["loc"]
+        if loc[:2] == ("action", "action") and len(loc) > 2:
+            text = f"action.action: expected {_ACTION_FORMS} with canonical card ids"
+        else:
+            text = f"{'.'.join(str(x) for x in loc) or 'message'}: {err['msg']}"
+        if text not in parts:
+            parts.append(text[:160])
+        if len(parts) == 3:
+            break
+    return "; ".join(parts)
+
+
+def parse_bot_message(line: bytes | str) -> BotHello | BotAction:
+    """Parse one line from a bot (trailing newline allowed).
+
+    Raises :class:`InvalidJson`, :class:`InvalidMessage` or :class:`ProtocolMismatch`, and nothing else,
+    whatever the input.
+    """
+    try:
+        msg = _BOT_ADAPTER.validate_json(line)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        if errors and errors[0]["type"] in ("json_invalid", "string_unicode"):
+            raise InvalidJson(f"not a JSON line: {errors[0]['msg']}") from None
+        raise InvalidMessage(_describe(exc)) from None
+    except (ValueError, TypeError, RecursionError) as exc:  # defensive: odd input the validator did not wrap
+        raise InvalidJson(f"not a JSON line: {type(exc).__name__}") from None
+    if isinstance(msg, BotHello) and msg.protocol is not None and msg.protocol != PROTOCOL_VERSION:
+        raise ProtocolMismatch(f"bot speaks {msg.protocol[:40]!r}, referee speaks {PROTOCOL_VERSION!r}")
+    return msg
+
+
+def check_action(
+    msg: BotHello | BotAction, request_id: int, legal: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The action of ``msg`` if it answers request ``request_id`` with one element of ``legal``.
+
+    Raises :class:`InvalidMessage` (not an ``action``, or the wrong ``id``) or :class:`IllegalAction`.
+    """
+    if not isinstance(msg, BotAction):
+        raise InvalidMessage(f"expected an action for request {request_id}, got a {msg.type!r} message")
+    if msg.id != request_id:
+        raise InvalidMessage(f"action id {msg.id} does not answer request {request_id}")
+    action = msg.action_json()
+    if action not in legal:
+        raise IllegalAction(f"{json.dumps(action)} is not one of the {len(legal)} legal actions")
+    return action
+
+
+# -------------------------------------------------------------------------------------------- builders
+
+
+class TimeLimits(Protocol):
+    """Anything with the three time-control fields in milliseconds (e.g. ``referee.match.TimeControl``)."""
+
+    @property
+    def startup_ms(self) -> int: ...
+    @property
+    def move_ms(self) -> int: ...
+    @property
+    def bank_ms(self) -> int: ...
+
+
+def _handshake(
+    kind: str, seat: int, rules: Rules, match_id: str, time: TimeLimits, index: int
+) -> dict[str, Any]:
+    if seat not in (0, 1):
+        raise ValueError("seat must be the engine seat 0 or 1")
+    return {
+        "type": kind,
+        "protocol": PROTOCOL_VERSION,
+        "seat": seat + 1,
+        "match": {"id": match_id, "rounds": rules.rounds, "index": index},
+        "rules": rules.to_dict(),
+        "time": {"startup_ms": time.startup_ms, "move_ms": time.move_ms, "bank_ms": time.bank_ms},
+    }
+
+
+def hello_message(
+    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int = 1
+) -> dict[str, Any]:
+    """The ``hello`` for engine seat ``seat`` (0 or 1): the first message to a new process."""
+    return _handshake("hello", seat, rules, match_id, time, index)
+
+
+def new_match_message(
+    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int
+) -> dict[str, Any]:
+    """The ``new_match`` for engine seat ``seat``: the ``index``-th match (from 1) on a running process."""
+    return _handshake("new_match", seat, rules, match_id, time, index)
+
+
+def event_message(event: Event, seat: int) -> dict[str, Any]:
+    """The ``event`` message of ``event`` for engine seat ``seat``, filtered by :func:`visible_event`."""
+    msg: dict[str, Any] = {"type": "event"}
+    msg.update(visible_event(event, seat))
+    return msg
+
+
+def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
+    """The ``request`` of decision ``request_id`` for the seat of ``view`` (``observe(state, seat)``).
+
+    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug).
+    """
+    if not view.legal or view.decision is None:
+        raise ValueError("the view's seat has no decision due")
+    return {
+        "type": "request",
+        "id": request_id,
+        "decision": view.decision,
+        "view": view.to_json(),
+        "legal": [a.to_json() for a in view.legal],
+        "time": {"move_ms": move_ms, "bank_ms": bank_ms},
+    }
+
+
+def error_message(message: str) -> dict[str, Any]:
+    """The ``error`` message sent before a forfeit."""
+    return {"type": "error", "message": message}
+
+
+def bye_message() -> dict[str, Any]:
+    """The ``bye`` message: the referee is done with the process."""
+    return {"type": "bye"}
+
+
+_dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
+def encode(msg: Mapping[str, Any] | BaseModel) -> bytes:
+    """One compact JSON line (ASCII, hence UTF-8) ending in ``\\n``."""
+    if isinstance(msg, BaseModel):
+        return msg.model_dump_json().encode() + b"\n"
+    return _dumps(msg).encode() + b"\n"
+
+
+def validate_referee_message(msg: Mapping[str, Any]) -> BaseModel:
+    """Check a built referee → bot dict against its model (tests and debugging; not on the hot path)."""
+    result: BaseModel = _REFEREE_ADAPTER.validate_json(encode(msg))
+    return result
