@@ -78,7 +78,7 @@ class ProtocolMismatch(ProtocolError):
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 CardId: TypeAlias = Literal[CARD_IDS]  # type: ignore[valid-type]
-"""One of the 48 canonical card ids."""
+"""One of the 48 canonical card ids (one shared ``$defs`` entry in the JSON Schema)."""
 
 WireSeat: TypeAlias = Literal[1, 2]
 Count = Annotated[int, Field(ge=0)]
@@ -538,3 +538,47 @@ def validate_referee_message(msg: Mapping[str, Any]) -> BaseModel:
     """Check a built referee → bot dict against its model (tests and debugging; not on the hot path)."""
     result: BaseModel = _REFEREE_ADAPTER.validate_json(encode(msg))
     return result
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of every ``koikoi/1`` message, both directions, in one document.
+
+    ``$defs.RefereeToBot`` is any line the referee writes, ``$defs.BotToReferee`` any line a bot may write.
+    """
+    refs, top = TypeAdapter.json_schemas(
+        [("RefereeToBot", "serialization", _REFEREE_ADAPTER), ("BotToReferee", "validation", _BOT_ADAPTER)],
+        ref_template="#/$defs/{model}",
+    )
+    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    for (key, _mode), schema in refs.items():
+        defs[key] = schema
+    defs = _share_card_ids(defs)
+    defs["CardId"] = {"description": "A canonical card id.", "enum": list(CARD_IDS), "type": "string"}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://koikoi-referee.invalid/schema/koikoi-1.schema.json",
+        "title": f"{PROTOCOL_VERSION} messages",
+        "description": (
+            "One JSON object per line, UTF-8, each way over the bot's stdin/stdout. "
+            "RefereeToBot: lines the referee writes; BotToReferee: lines a bot writes."
+        ),
+        "anyOf": [{"$ref": "#/$defs/RefereeToBot"}, {"$ref": "#/$defs/BotToReferee"}],
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def _share_card_ids(node: Any) -> Any:
+    """``node`` with every inline enum of the 48 card ids replaced by a reference to ``$defs/CardId``."""
+    if isinstance(node, dict):
+        if node.get("enum") == list(CARD_IDS):
+            rest = {k: v for k, v in node.items() if k not in ("enum", "type")}
+            return {"$ref": "#/$defs/CardId", **rest}
+        return {k: _share_card_ids(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_share_card_ids(v) for v in node]
+    return node
+
+
+def schema_text() -> str:
+    """:func:`json_schema` as printed by ``koikoi-referee schema`` and kept in the golden file."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"

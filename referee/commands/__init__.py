@@ -19,3 +19,6 @@ def register_all(app: typer.Typer) -> None:
     from referee.commands import engine_cmds
 
     engine_cmds.register(app)
+    from referee.commands import schema_cmd
+
+    schema_cmd.register(app)
