@@ -1,0 +1,44 @@
+"""``replay html``: a replay (or a folder of replays) as self-contained HTML pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.commands import fail
+from referee.viewer import ViewerError, write_html, write_index
+
+
+def html_cmd(
+    path: Annotated[Path, typer.Argument(help="A replay file, or a folder of replays (tournament output).")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="The page to write for a replay file (default: its name, .html)."),
+    ] = None,
+    seat: Annotated[
+        int | None,
+        typer.Option("--seat", min=1, max=2, help="Open the page from this seat's side (other hand hidden)."),
+    ] = None,
+) -> None:
+    """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html."""
+    try:
+        if path.is_dir():
+            if out is not None:
+                fail("--out applies to a replay file; a folder gets pages next to its replays and index.html")
+            index = write_index(path)
+            typer.echo(f"wrote {index}")
+            return
+        if not path.is_file():
+            fail(f"{path}: no such file or folder")
+        target = out if out is not None else path.with_suffix(".html")
+        write_html(path, target, seat=seat)
+    except ViewerError as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {target}")
+
+
+def register(replay_app: typer.Typer) -> None:
+    """Add ``html`` to the ``replay`` command group."""
+    replay_app.command("html")(html_cmd)
