@@ -1,0 +1,305 @@
+"""A bot as an OS process: asyncio subprocess in its own process group, JSON-line framing with a cap.
+
+:class:`BotProcess` starts a command line (``shlex`` rules; a bare ``.py`` path runs with this Python, a
+``.js`` path with ``node``), writes lines to its stdin, reads capped lines from its stdout, copies its stderr
+into a capped log file, and on :meth:`BotProcess.close` kills its whole process group (SIGTERM, a short grace,
+SIGKILL). Every line is logged at debug level on the ``referee.process`` logger with a direction marker
+(``>>`` to the bot, ``<<`` from it).
+
+Nothing here knows the protocol; :mod:`referee.seats` turns these errors into failures of a seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from referee.errors import RefereeError
+
+log = logging.getLogger("referee.process")
+
+MAX_LINE = 1 << 20
+"""Default cap on one line from a bot (bytes, newline excluded)."""
+STDERR_CAP = 1 << 20
+"""Default cap on a bot's stderr log file (bytes); beyond it stderr is drained and dropped."""
+MAX_PENDING_WRITE = 16 << 20
+"""Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
+
+
+class ProcessError(RefereeError):
+    """A bot process could not be used."""
+
+
+class BotCommandError(ProcessError):
+    """The command line cannot be started (empty, missing file, program not found)."""
+
+
+class BotClosedError(ProcessError):
+    """The bot exited or closed its stdout (or its stdin)."""
+
+
+class LineTooLongError(ProcessError):
+    """The bot wrote a line longer than the cap."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits applied in the child before it runs (all off by default)."""
+
+    cpu_seconds: int | None = None  # RLIMIT_CPU
+    memory_bytes: int | None = None  # RLIMIT_AS
+    cwd: Path | None = None  # working directory of the bot
+
+    def preexec(self) -> Callable[[], None] | None:
+        """A ``preexec_fn`` setting the limits, or None when none is set."""
+        if self.cpu_seconds is None and self.memory_bytes is None:
+            return None
+        cpu, mem = self.cpu_seconds, self.memory_bytes
+
+        def _apply() -> None:  # runs in the child between fork and exec
+            import resource
+
+            if cpu is not None:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            if mem is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+
+        return _apply
+
+
+def command_argv(command: str) -> list[str]:
+    """The argument vector of a bot command line; :class:`BotCommandError` if it cannot name a program."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
+    if not argv:
+        raise BotCommandError("empty bot command")
+    first = argv[0]
+    if first.endswith(".py"):
+        return [sys.executable, *argv]
+    if first.endswith(".js"):
+        return ["node", *argv]
+    return argv
+
+
+def check_command(command: str, cwd: Path | None = None) -> list[str]:
+    """The argument vector of ``command`` after checking that its program (or script file) exists."""
+    argv = command_argv(command)
+    first = shlex.split(command)[0]
+    base = cwd or Path.cwd()
+    if first.endswith((".py", ".js")):
+        if not (base / first).is_file():
+            raise BotCommandError(f"bot file not found: {first}")
+        if first.endswith(".js") and shutil.which("node") is None:
+            raise BotCommandError("node is needed for a .js bot but is not on PATH")
+        return argv
+    if "/" in first:
+        path = base / first
+        if not path.is_file():
+            raise BotCommandError(f"bot program not found: {first}")
+        if not os.access(path, os.X_OK):
+            raise BotCommandError(f"bot program is not executable: {first}")
+    elif shutil.which(first) is None:
+        raise BotCommandError(f"bot program not found on PATH: {first}")
+    return argv
+
+
+_LIVE_GROUPS: set[int] = set()
+
+
+def kill_all_now() -> None:
+    """SIGKILL every process group started here and not yet closed (a last resort at exit)."""
+    for pgid in list(_LIVE_GROUPS):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+        _LIVE_GROUPS.discard(pgid)
+
+
+atexit.register(kill_all_now)
+
+
+class BotProcess:
+    """One bot program running as a child process in its own process group."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        label: str = "bot",
+        stderr_path: Path | None = None,
+        max_line: int = MAX_LINE,
+        stderr_cap: int = STDERR_CAP,
+        limits: Limits | None = None,
+    ) -> None:
+        self.command = command
+        self.label = label
+        self.stderr_path = stderr_path
+        self.max_line = max_line
+        self.stderr_cap = stderr_cap
+        self.limits = limits or Limits()
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stdout: asyncio.StreamReader | None = None
+        self._stdin: asyncio.StreamWriter | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._debug = log.isEnabledFor(logging.DEBUG)
+
+    @property
+    def pid(self) -> int | None:
+        """The process id (and process group id) once started."""
+        return None if self._proc is None else self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once the process has exited, else None."""
+        return None if self._proc is None else self._proc.returncode
+
+    async def start(self) -> None:
+        """Start the process. :class:`BotCommandError` if it cannot be started."""
+        argv = command_argv(self.command)
+        stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                start_new_session=True,
+                limit=self.max_line,
+                cwd=self.limits.cwd,
+                preexec_fn=self.limits.preexec(),
+            )
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
+        self._proc = proc
+        _LIVE_GROUPS.add(proc.pid)
+        assert proc.stdout is not None and proc.stdin is not None
+        self._stdout, self._stdin = proc.stdout, proc.stdin
+        if self.stderr_path is not None and proc.stderr is not None:
+            self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
+        log.debug("%s: started pid %d: %s", self.label, proc.pid, self.command)
+
+    async def _copy_stderr(self, stream: asyncio.StreamReader, path: Path) -> None:
+        left = self.stderr_cap
+        out: IO[bytes] | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            out = open(path, "ab")  # noqa: SIM115 - closed in finally
+        except OSError as exc:
+            log.warning("%s: cannot open stderr log %s: %s", self.label, path, exc)
+        try:
+            while True:
+                chunk = await stream.read(65536)
+                if not chunk:
+                    break
+                if out is not None and left > 0:
+                    part = chunk[:left]
+                    out.write(part)
+                    out.flush()
+                    left -= len(part)
+                    if left <= 0:
+                        out.write(b"\n[stderr log truncated]\n")
+                        out.flush()
+        except (OSError, ValueError):
+            pass
+        finally:
+            if out is not None:
+                out.close()
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` (whole lines) for the bot's stdin without waiting.
+
+        :class:`BotClosedError` if the pipe is closed or the bot leaves more than 16 MiB unread.
+        """
+        w = self._stdin
+        if w is None or w.transport.is_closing():
+            raise BotClosedError("the bot's stdin is closed")
+        if w.transport.get_write_buffer_size() > MAX_PENDING_WRITE:
+            raise BotClosedError("the bot does not read its input")
+        if self._debug:
+            for line in data.splitlines():
+                log.debug("%s >> %s", self.label, line.decode("utf-8", "replace"))
+        w.write(data)
+
+    async def read_line(self) -> bytes:
+        """The next line from the bot's stdout, without its newline.
+
+        :class:`BotClosedError` at end of file (a last line without newline counts as end of file);
+        :class:`LineTooLongError` for a line over the cap (read with a bounded buffer).
+        """
+        r = self._stdout
+        if r is None:
+            raise BotClosedError("the bot is not running")
+        try:
+            line = await r.readline()
+        except ValueError:
+            raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
+        except (ConnectionError, OSError) as exc:
+            raise BotClosedError(f"stdout: {exc}") from None
+        if not line.endswith(b"\n"):
+            raise BotClosedError(self._exit_text())
+        if self._debug:
+            log.debug("%s << %s", self.label, line[:-1].decode("utf-8", "replace"))
+        return line[:-1]
+
+    def _exit_text(self) -> str:
+        code = self.returncode
+        if code is None:
+            return "the bot closed its stdout"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"the bot was killed by {signal.Signals(-code).name}"
+        return f"the bot exited with status {code}"
+
+    async def exit_text(self, wait_s: float = 0.2) -> str:
+        """How the bot ended, waiting up to ``wait_s`` for its exit status."""
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._proc.wait(), wait_s)
+        return self._exit_text()
+
+    async def close(self, *, exit_wait_s: float = 0.2, grace_s: float = 0.2) -> None:
+        """Close stdin, give the bot ``exit_wait_s`` to exit, then kill its whole process group.
+        Idempotent."""
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            if self._stdin is not None:
+                with contextlib.suppress(OSError, RuntimeError):
+                    self._stdin.close()
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(proc.wait()), exit_wait_s)
+            self._signal_group(signal.SIGTERM)
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
+            self._signal_group(signal.SIGKILL)
+            if proc.returncode is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
+        finally:
+            self._signal_group(signal.SIGKILL)
+            _LIVE_GROUPS.discard(proc.pid)
+            if self._stderr_task is not None:
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                    await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
+                self._stderr_task.cancel()
+            log.debug("%s: closed (%s)", self.label, self._exit_text())
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        assert self._proc is not None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
