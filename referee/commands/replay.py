@@ -1,0 +1,55 @@
+"""``replay verify`` and ``replay show``: check replays by re-simulation, print them as a play-by-play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.commands import fail
+from referee.replay import show, verify
+
+replay_app = typer.Typer(help="Check and show replays.", no_args_is_help=True)
+
+
+@replay_app.command("verify")
+def verify_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Replay files to check.")],
+) -> None:
+    """Re-simulate each replay with the engine; one line per file; exit 1 if any does not verify."""
+    bad = 0
+    for path in files:
+        report = verify(path)
+        typer.echo(report.summary())
+        bad += not report.ok
+    if bad:
+        raise typer.Exit(1)
+
+
+@replay_app.command("show")
+def show_cmd(
+    file: Annotated[Path, typer.Argument(help="A replay file.")],
+    seat: Annotated[
+        int | None,
+        typer.Option("--seat", min=1, max=2, help="Only what this seat saw (opponent's hand hidden)."),
+    ] = None,
+) -> None:
+    """Print a replay as a readable play-by-play, optionally as one seat saw it."""
+    lines, problem = show(file, seat)
+    if lines:
+        typer.echo("\n".join(lines))
+    if problem is not None:
+        if problem.truncated:
+            typer.echo(f"(truncated: no result line after {problem.lines} lines)")
+            return
+        where = f"line {problem.error_line}: " if problem.error_line else ""
+        fail(f"{file}: {where}{problem.message}", 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``replay`` command group (verify, show, and html) to the app."""
+    from referee.commands import replay_html
+
+    replay_html.register(replay_app)
+    app.add_typer(replay_app, name="replay")
