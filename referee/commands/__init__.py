@@ -22,6 +22,9 @@ def register_all(app: typer.Typer) -> None:
     from referee.commands import schema_cmd
 
     schema_cmd.register(app)
+    from referee.commands import tournament
+
+    tournament.register(app)
     from referee.commands import play, replay
 
     play.register(app)

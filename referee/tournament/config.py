@@ -1,0 +1,288 @@
+"""What a tournament is: its bots, rules, format, size, time control and seed, from the CLI or a TOML file.
+
+A :class:`TournamentConfig` is everything that decides the schedule and the games. Its :meth:`fingerprint`
+identifies a tournament: shards of one tournament share it, and ``--resume`` and ``merge`` refuse output
+folders whose fingerprints differ. How a run is executed (jobs, shard, CI gates) lives in :class:`RunOptions`,
+outside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from referee.engine import EngineError, Rules, load_rules, rules_from_dict
+from referee.errors import UsageError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
+"""Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""
+
+
+class TournamentError(UsageError):
+    """A bad tournament definition, option or output folder."""
+
+
+class Format(StrEnum):
+    """Who plays whom."""
+
+    ROUND_ROBIN = "round-robin"  # every bot against every other bot
+    GAUNTLET = "gauntlet"  # one bot against each of the others
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot of the tournament: its name in the tables and the command line that starts it."""
+
+    name: str
+    command: str
+
+
+@dataclass(frozen=True)
+class Time:
+    """The time control of every match, in milliseconds (see the wire format)."""
+
+    startup_ms: int = 10_000
+    move_ms: int = 1_000
+    bank_ms: int = 30_000
+
+
+@dataclass(frozen=True)
+class Sprt:
+    """Sequential probability ratio test of H0: elo = elo0 against H1: elo = elo1 (first bot vs second)."""
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    @staticmethod
+    def parse(text: str) -> Sprt:
+        """From ``"elo0,elo1,alpha,beta"`` (alpha and beta optional, 0.05 each)."""
+        parts = [p.strip() for p in text.split(",")]
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise TournamentError(f"--sprt {text!r}: expected numbers elo0,elo1[,alpha,beta]") from None
+        if len(values) not in (2, 4):
+            raise TournamentError(f"--sprt {text!r}: expected elo0,elo1 or elo0,elo1,alpha,beta")
+        sprt = Sprt(*values)
+        if not sprt.elo0 < sprt.elo1:
+            raise TournamentError(f"--sprt {text!r}: elo0 must be below elo1")
+        if not (0 < sprt.alpha < 0.5 and 0 < sprt.beta < 0.5):
+            raise TournamentError(f"--sprt {text!r}: alpha and beta must lie between 0 and 0.5")
+        return sprt
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Everything that decides the schedule and the games of a tournament."""
+
+    bots: tuple[BotSpec, ...]
+    rules: Rules
+    format: Format = Format.ROUND_ROBIN
+    gauntlet: str | None = None  # the gauntlet bot's name (default: the first bot)
+    pairs: int = 10  # deal pairs per pairing: each pair is two matches with the seats swapped
+    seed: int = 1
+    time: Time = field(default_factory=Time)
+
+    def __post_init__(self) -> None:
+        names = [b.name for b in self.bots]
+        for name in names:
+            if not NAME_RE.match(name):
+                raise TournamentError(
+                    f"bot name {name!r}: use 1 to 32 letters, digits or _.+- (start alphanumeric)"
+                )
+        if len(set(names)) != len(names):
+            raise TournamentError(f"bot names must be unique; got {', '.join(names)}")
+        if len(self.bots) < 2:
+            raise TournamentError("a tournament needs at least two bots")
+        for b in self.bots:
+            if not b.command.strip():
+                raise TournamentError(f"bot {b.name!r}: empty command")
+        if self.gauntlet is not None and self.format is not Format.GAUNTLET:
+            raise TournamentError("a gauntlet bot is named but the format is not gauntlet")
+        if self.gauntlet is not None and self.gauntlet not in names:
+            raise TournamentError(f"--gauntlet {self.gauntlet!r} is not one of the bots ({', '.join(names)})")
+        if not 1 <= self.pairs <= 1_000_000:
+            raise TournamentError(f"pairs: {self.pairs} is outside 1..1000000")
+        for key in ("startup_ms", "move_ms", "bank_ms"):
+            if not 0 <= getattr(self.time, key) <= 3_600_000:
+                raise TournamentError(f"time {key}: {getattr(self.time, key)} is outside 0..3600000")
+
+    @property
+    def hero(self) -> str:
+        """The gauntlet bot (or the first bot): the bot ``--min-score`` and SPRT speak of."""
+        return self.gauntlet or self.bots[0].name
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, complete: the rules are written out in full, so a resume needs no rules file."""
+        return {
+            "bots": [{"name": b.name, "command": b.command} for b in self.bots],
+            "rules": self.rules.to_dict(),
+            "format": self.format.value,
+            "gauntlet": self.gauntlet,
+            "pairs": self.pairs,
+            "seed": self.seed,
+            "time": dataclasses.asdict(self.time),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> TournamentConfig:
+        """The inverse of :meth:`to_json`; :class:`TournamentError` on a malformed document."""
+        try:
+            return TournamentConfig(
+                bots=tuple(BotSpec(str(b["name"]), str(b["command"])) for b in data["bots"]),
+                rules=rules_from_dict(dict(data["rules"]), source="tournament rules"),
+                format=Format(data["format"]),
+                gauntlet=data.get("gauntlet"),
+                pairs=int(data["pairs"]),
+                seed=int(data["seed"]),
+                time=Time(**data["time"]),
+            )
+        except (KeyError, TypeError, ValueError, EngineError) as exc:
+            raise TournamentError(f"malformed tournament description: {exc}") from None
+
+    def fingerprint(self) -> str:
+        """A short hash of :meth:`to_json`: equal for the shards and resumes of one tournament."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed and judged; not part of the tournament's identity."""
+
+    jobs: int = 1
+    shard: tuple[int, int] = (1, 1)  # K/N, K from 1
+    sprt: Sprt | None = None
+    fail_if_worse: bool = False
+    min_score: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON for the output folder (a resume reuses the shard and CI gates)."""
+        return {
+            "shard": list(self.shard),
+            "sprt": dataclasses.asdict(self.sprt) if self.sprt else None,
+            "fail_if_worse": self.fail_if_worse,
+            "min_score": self.min_score,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any], jobs: int) -> RunOptions:
+        """The inverse of :meth:`to_json`, with ``jobs`` chosen afresh."""
+        try:
+            k, n = data["shard"]
+            sprt = Sprt(**data["sprt"]) if data.get("sprt") else None
+            return RunOptions(
+                jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score")
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TournamentError(f"malformed run options: {exc}") from None
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` with 1 <= K <= N."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise TournamentError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_bot(text: str) -> BotSpec:
+    """``NAME=COMMAND``."""
+    name, sep, command = text.partition("=")
+    if not sep or not name.strip() or not command.strip():
+        raise TournamentError(
+            f"--bot {text!r}: expected NAME=COMMAND, e.g. greedy='python bots/greedy_bot.py'"
+        )
+    return BotSpec(name.strip(), command.strip())
+
+
+def resolve_rules(spec: str | Path, rounds: int | None = None, *, base_dir: Path | None = None) -> Rules:
+    """A preset or rules file (relative paths against ``base_dir``), with an optional ``rounds`` override."""
+    try:
+        if isinstance(spec, str) and base_dir is not None and not Path(spec).is_absolute():
+            candidate = base_dir / spec
+            if candidate.is_file():
+                spec = candidate
+        rules = load_rules(spec)
+    except EngineError as exc:
+        raise TournamentError(str(exc)) from None
+    return rules if rounds is None else with_rounds(rules, rounds)
+
+
+def with_rounds(rules: Rules, rounds: int) -> Rules:
+    """``rules`` with another number of rounds per match (checked like a rules file)."""
+    data = rules.to_dict()
+    data["rounds"] = rounds
+    try:
+        return rules_from_dict(data, source="rounds")
+    except EngineError as exc:
+        raise TournamentError(str(exc)) from None
+
+
+_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time"}
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """A tournament file (TOML); see ``examples/tournament.toml``. Unknown keys are errors."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TournamentError(f"{path}: not valid TOML: {exc}") from None
+    return config_from_dict(data, source=str(path), base_dir=path.parent)
+
+
+def config_from_dict(
+    data: dict[str, Any], *, source: str = "tournament", base_dir: Path | None = None
+) -> TournamentConfig:
+    """A tournament from the table of a tournament file."""
+    unknown = set(data) - _FILE_KEYS
+    if unknown:
+        raise TournamentError(
+            f"{source}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_FILE_KEYS))}"
+        )
+    bots_table = data.get("bots")
+    if not isinstance(bots_table, dict) or not all(isinstance(v, str) for v in bots_table.values()):
+        raise TournamentError(f'{source}: [bots] must be a table of name = "command"')
+    time_table = data.get("time", {})
+    if not isinstance(time_table, dict) or set(time_table) - {"startup_ms", "move_ms", "bank_ms"}:
+        raise TournamentError(f"{source}: [time] takes startup_ms, move_ms, bank_ms")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in time_table.values()):
+        raise TournamentError(f"{source}: [time] values must be whole milliseconds")
+    rounds = data.get("rounds")
+    for key, kind in (
+        ("pairs", int),
+        ("seed", int),
+        ("rounds", int),
+        ("rules", str),
+        ("format", str),
+        ("gauntlet", str),
+    ):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise TournamentError(f"{source}: {key} must be a {'whole number' if kind is int else 'string'}")
+    try:
+        fmt = Format(data.get("format", Format.ROUND_ROBIN.value))
+    except ValueError:
+        raise TournamentError(
+            f"{source}: format must be one of {', '.join(f.value for f in Format)}"
+        ) from None
+    return TournamentConfig(
+        bots=tuple(BotSpec(n, c) for n, c in bots_table.items()),
+        rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
+        format=fmt,
+        gauntlet=data.get("gauntlet"),
+        pairs=data.get("pairs", 10),
+        seed=data.get("seed", 1),
+        time=Time(**time_table),
+    )

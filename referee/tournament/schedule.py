@@ -1,0 +1,126 @@
+"""The schedule: pairings, duplicate deal pairs, their seeds, shards and work units.
+
+Every pairing (X, Y) plays ``pairs`` deal pairs. A pair is two matches on the same seed and the same first
+dealer: game ``a`` with X in seat 1, game ``b`` with Y in seat 1, so both bots hold each dealt hand once. A
+pair's seed is a hash of the tournament seed, the two names and the pair index, so it does not depend on the
+order of the bots, the shard, or which other pairings exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from referee.engine.rules import FirstDealer
+from referee.tournament.config import Format, TournamentConfig
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two bots that meet; ``first`` takes seat 1 in game ``a`` of every pair."""
+
+    index: int
+    first: str
+    second: str
+
+    @property
+    def key(self) -> str:
+        """``first-vs-second``."""
+        return f"{self.first}-vs-{self.second}"
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """One scheduled match."""
+
+    index: int  # position in the full schedule
+    match_id: str  # unique in the tournament; also the replay's file name
+    pairing: int
+    pair: int  # pair index within the pairing, from 0
+    game: str  # "a" (pairing.first in seat 1) or "b" (seats swapped)
+    seats: tuple[str, str]  # bot names in seat 1 and seat 2
+    seed: int
+    first_dealer: int  # engine seat 0/1; the same in both games of a pair
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (the ``schedule`` of ``tournament.json``)."""
+        return {
+            "index": self.index,
+            "match_id": self.match_id,
+            "pairing": self.pairing,
+            "pair": self.pair,
+            "game": self.game,
+            "seats": list(self.seats),
+            "seed": self.seed,
+            "first_dealer": self.first_dealer,
+        }
+
+
+def pairings(config: TournamentConfig) -> list[Pairing]:
+    """Round-robin: every two bots in file order. Gauntlet: the gauntlet bot against each other bot."""
+    names = [b.name for b in config.bots]
+    if config.format is Format.GAUNTLET:
+        hero = config.hero
+        return [Pairing(i, hero, other) for i, other in enumerate(n for n in names if n != hero)]
+    return [Pairing(i, x, y) for i, (x, y) in enumerate(combinations(names, 2))]
+
+
+def pair_seed(tournament_seed: int, pairing: Pairing, pair: int) -> int:
+    """A deal pair's seed: 63 bits of SHA-256 of the tournament seed, both names (sorted) and the index."""
+    x, y = sorted((pairing.first, pairing.second))
+    digest = hashlib.sha256(f"koikoi-tournament/{tournament_seed}/{x}/{y}/{pair}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def first_dealer_of(config: TournamentConfig, seed: int) -> int:
+    """The first dealer (engine seat) of a pair (both games): the rules' seat, or drawn from the seed."""
+    if config.rules.first_dealer is FirstDealer.SEAT1:
+        return 0
+    if config.rules.first_dealer is FirstDealer.SEAT2:
+        return 1
+    return hashlib.sha256(f"koikoi-tournament/first-dealer/{seed}".encode()).digest()[0] & 1
+
+
+def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
+    """The whole schedule, pair index outermost so every pairing advances together."""
+    plist = pairings(config)
+    width = max(3, len(str(config.pairs - 1)))
+    out: list[MatchSpec] = []
+    for pair in range(config.pairs):
+        for p in plist:
+            seed = pair_seed(config.seed, p, pair)
+            dealer = first_dealer_of(config, seed)
+            for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
+                match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
+                out.append(MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer))
+    return out
+
+
+def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpec]:
+    """Shard K of N: the pairs whose position among all pairs is K-1 modulo N (both games of a pair)."""
+    k, n = shard
+    return [m for m in schedule if (m.index // 2) % n == k - 1]
+
+
+def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
+    """Matches grouped for workers: each unit is one pairing's consecutive pairs, sized to keep ``jobs`` busy.
+
+    A worker starts the two bots of a unit once and reuses them for all its matches; units of about a quarter
+    of a worker's share balance the load while keeping restarts rare.
+    """
+    by_pairing: dict[int, list[MatchSpec]] = {}
+    for m in matches:
+        by_pairing.setdefault(m.pairing, []).append(m)
+    total_pairs = math.ceil(len(matches) / 2)
+    pairs_per_unit = max(1, math.ceil(total_pairs / (max(1, jobs) * 4))) if jobs > 1 else max(1, total_pairs)
+    chunks: list[tuple[int, int, list[MatchSpec]]] = []
+    for pairing, ms in by_pairing.items():
+        pair_ids = sorted({m.pair for m in ms})
+        for c in range(0, len(pair_ids), pairs_per_unit):
+            chosen = set(pair_ids[c : c + pairs_per_unit])
+            chunks.append((c, pairing, [m for m in ms if m.pair in chosen]))
+    chunks.sort(key=lambda t: (t[0], t[1]))
+    return [unit for _, _, unit in chunks]
