@@ -1,4 +1,5 @@
-"""Write ``koikoi-replay/1`` files for tests, by playing a match with the engine and a seeded random policy.
+"""Write ``koikoi-replay/1`` files for tests, by playing a match with the engine and a seeded random policy;
+and re-simulate a replay's decisions with the engine, to know what a viewer of it must show.
 
 The lines follow docs/design.md ("Replay format koikoi-replay/1") exactly, so tests can later switch to
 replays written by the real match runner without changing what they check.
@@ -11,7 +12,20 @@ import random
 from pathlib import Path
 from typing import Any
 
-from referee.engine import PRESETS, State, apply, full_event, legal_actions, new_match
+from referee.engine import (
+    PRESETS,
+    Deal,
+    Phase,
+    State,
+    action_from_json,
+    apply,
+    cards_of,
+    full_event,
+    legal_actions,
+    new_match,
+    rules_from_dict,
+    score,
+)
 from referee.engine.views import DECISIONS
 
 
@@ -68,3 +82,45 @@ def write_replay(path: Path, **kwargs: Any) -> list[dict[str, Any]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return lines
+
+
+def engine_checkpoints(lines: list[dict[str, Any]]) -> dict[int, State]:
+    """Step index → engine state, for the step that ends the opening deal and each decision's events.
+
+    The viewer makes one step per event line, so the step of the last event before a decision line shows the
+    position that decision was taken in.
+    """
+    header = lines[0]
+    rules = rules_from_dict(header["rules"])
+    fd = header["first_dealer"]
+    deals = [Deal.from_json(d) for d in header["deals"]]
+    state = new_match(rules, header["seed"], deals, None if fd is None else fd - 1)
+    step = -1
+    out: dict[int, State] = {}
+    for line in lines[1:]:
+        if line["type"] == "event":
+            step += 1
+        elif line["type"] == "decision":
+            out[step] = state
+            state = apply(state, action_from_json(line["action"], state))
+    out[step] = state
+    return out
+
+
+def expected_view(state: State) -> dict[str, Any]:
+    """The parts of a viewer step that the engine state fixes."""
+    return {
+        "hands": [cards_of(state.hands[0]), cards_of(state.hands[1])],
+        "field": cards_of(state.field),
+        "captured": [cards_of(state.captured[0]), cards_of(state.captured[1])],
+        "scores": list(state.scores),
+        "calls": list(state.koikoi),
+        "stock": state.stock_left,
+        "drawn": state.pending if state.phase is Phase.DRAW_CHOICE else None,
+        "totals": [score(state.captured[s], state.rules, state.koikoi[s]).total for s in (0, 1)],
+    }
+
+
+def shown(step: dict[str, Any]) -> dict[str, Any]:
+    """The same parts of a viewer step."""
+    return {k: step[k] for k in ("hands", "field", "captured", "scores", "calls", "stock", "drawn", "totals")}

@@ -1,0 +1,168 @@
+"""The replay viewer in headless Chromium: stepping with keys and buttons, the seat selector, a screenshot."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from replay_factory import engine_checkpoints, expected_view, write_replay
+
+from referee.engine import CARD_IDS
+from referee.viewer import write_html
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium (apt-get install chromium)"
+)
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Browser, Page, sync_playwright
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+
+# Reads back what the page shows, from the data attributes it puts on its elements.
+READ = """() => {
+  const ids = (sel) => Array.from(document.querySelectorAll(sel)).map((e) => e.dataset.card);
+  const seat = (n) => {
+    const box = document.querySelector(`section.seat[data-seat="${n}"]`);
+    return {
+      score: Number(box.dataset.score), handSize: Number(box.dataset.handSize),
+      calls: Number(box.dataset.calls),
+      hand: ids(`section.seat[data-seat="${n}"] .hand [data-card]`),
+      backs: box.querySelectorAll(".hand [data-hidden]").length,
+      captured: ids(`section.seat[data-seat="${n}"] .pile [data-card]`),
+      total: Number(box.querySelector(".yaku").dataset.total),
+    };
+  };
+  return {
+    step: Number(document.body.dataset.step), steps: Number(document.body.dataset.steps),
+    round: Number(document.body.dataset.round), view: document.body.dataset.seatView,
+    field: ids("#field [data-card]"), drawn: ids("#drawn [data-card]"),
+    stock: Number(document.querySelector("#stock").dataset.count), stockFaces: ids("#stock [data-card]"),
+    move: document.querySelector("#move").textContent, seats: [seat(1), seat(2)],
+    title: document.querySelector("#title").textContent,
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser: Browser, page_path: Path) -> tuple[Page, list[str], list[str]]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(page_path.as_uri())
+    return page, errors, requests
+
+
+def _ids(cards: list[int]) -> list[str]:
+    return [CARD_IDS[c] for c in cards]
+
+
+def _check(shown: dict[str, Any], want: dict[str, Any]) -> None:
+    assert shown["field"] == _ids(want["field"])
+    assert shown["drawn"] == _ids([] if want["drawn"] is None else [want["drawn"]])
+    assert shown["stock"] == want["stock"]
+    for s in (0, 1):
+        seat = shown["seats"][s]
+        assert seat["hand"] == _ids(want["hands"][s])
+        assert seat["handSize"] == len(want["hands"][s])
+        assert sorted(seat["captured"]) == sorted(_ids(want["captured"][s]))
+        assert seat["score"] == want["scores"][s]
+        assert seat["calls"] == want["calls"][s]
+        assert seat["total"] == want["totals"][s]
+
+
+def test_stepping_through_a_match(browser: Browser, tmp_path: Path) -> None:
+    replay = tmp_path / "m.replay.jsonl"
+    lines = write_replay(replay, rules="koikoi-japan", seed=7)
+    out = tmp_path / "m.html"
+    write_html(replay, out)
+    checkpoints = engine_checkpoints(lines)
+    page, errors, requests = _open(browser, out)
+
+    first = page.evaluate(READ)
+    n_steps = first["steps"]
+    assert first["step"] == 0 and n_steps == sum(x["type"] == "event" for x in lines)
+    assert first["title"] == "alpha vs beta" and first["view"] == "all"
+    _check(first, expected_view(checkpoints[0]))
+
+    checked = 0
+    for i in range(1, 13):  # alternate the arrow key and the Next button
+        if i % 2:
+            page.keyboard.press("ArrowRight")
+        else:
+            page.click("#next")
+        shown = page.evaluate(READ)
+        assert shown["step"] == i
+        if i in checkpoints:
+            _check(shown, expected_view(checkpoints[i]))
+            checked += 1
+    assert checked >= 4
+    assert "plays" in shown["move"] or "draws" in shown["move"] or "takes" in shown["move"]
+
+    page.keyboard.press("ArrowLeft")
+    page.click("#prev")
+    assert page.evaluate(READ)["step"] == 10
+    page.keyboard.press("End")
+    last = page.evaluate(READ)
+    assert last["step"] == n_steps - 1 and "Match over" in last["move"]
+    assert [s["score"] for s in last["seats"]] == lines[-1]["scores"]
+    assert page.is_disabled("#next") and not page.is_disabled("#prev")
+    page.keyboard.press("Home")
+    assert page.evaluate(READ)["step"] == 0 and page.is_disabled("#prev")
+
+    page.select_option("#round", "2")
+    at_round = page.evaluate(READ)
+    start = next(i for i, x in enumerate(x for x in lines if x["type"] == "event") if x.get("round") == 2)
+    assert at_round["round"] == 2 and at_round["step"] == start
+
+    page.click("#next")
+    page.select_option("#seat", "1")
+    mine = page.evaluate(READ)
+    assert mine["view"] == "1" and mine["seats"][0]["hand"] and mine["seats"][0]["backs"] == 0
+    assert mine["seats"][1]["hand"] == [] and mine["seats"][1]["backs"] == mine["seats"][1]["handSize"] > 0
+    assert mine["stockFaces"] == [] and mine["stock"] > 0
+    page.screenshot(path=str(tmp_path / "viewer-seat1.png"), full_page=True)
+    page.select_option("#seat", "2")
+    theirs = page.evaluate(READ)
+    assert theirs["seats"][0]["hand"] == [] and theirs["seats"][0]["backs"] == theirs["seats"][0]["handSize"]
+    assert theirs["seats"][1]["backs"] == 0 and theirs["seats"][1]["hand"]
+    page.select_option("#seat", "all")
+    both = page.evaluate(READ)
+    assert both["seats"][0]["backs"] == both["seats"][1]["backs"] == 0 and len(both["stockFaces"]) == 1
+
+    shot = tmp_path / "viewer.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    assert errors == []
+    assert all(url.startswith("file://") for url in requests), requests
+    page.close()
+
+
+def test_a_hostile_bot_name_stays_text(browser: Browser, tmp_path: Path) -> None:
+    name = '</script><script>alert("x")</script><img src=x onerror=alert(2)>'
+    replay = tmp_path / "evil.replay.jsonl"
+    write_replay(replay, names=(name, "b"), seed=3)
+    out = tmp_path / "evil.html"
+    write_html(replay, out, seat=2)
+    page, errors, requests = _open(browser, out)
+    shown = page.evaluate(READ)
+    assert shown["title"] == f"{name} vs b"
+    assert shown["view"] == "2" and shown["seats"][0]["hand"] == [] and shown["seats"][0]["backs"] == 8
+    assert page.locator("img").count() == 0 and page.locator("script").count() == 2
+    assert errors == [] and all(url.startswith("file://") for url in requests)
+    page.close()
