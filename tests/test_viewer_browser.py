@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 if CHROMIUM.exists():
-    from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import Browser, Dialog, Page, sync_playwright
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -62,7 +62,12 @@ def _open(browser: Browser, page_path: Path) -> tuple[Page, list[str], list[str]
     requests: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("dialog", lambda d: (errors.append(f"dialog: {d.message}"), d.dismiss()))
+
+    def dialog(d: Dialog) -> None:
+        errors.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", dialog)
     page.on("request", lambda r: requests.append(r.url))
     page.goto(page_path.as_uri())
     return page, errors, requests
