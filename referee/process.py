@@ -293,6 +293,9 @@ class BotProcess:
         finally:
             self._signal_group(signal.SIGKILL)
             _LIVE_GROUPS.discard(proc.pid)
+            transport = getattr(proc, "_transport", None)  # release the pipes now, not at garbage collection
+            if transport is not None:
+                transport.close()
             if self._stderr_task is not None:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
                     await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)

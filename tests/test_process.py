@@ -1,0 +1,250 @@
+"""A bot as an OS process: framing, caps, stderr log, and the kill of the whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.process import (
+    BotClosedError,
+    BotCommandError,
+    BotProcess,
+    LineTooLongError,
+    check_command,
+    command_argv,
+)
+
+HERE = Path(__file__).parent
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of the process group ``pgid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def script(code: str) -> str:
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def test_command_argv_runs_scripts_with_their_interpreter() -> None:
+    assert command_argv("bots/random_bot.py --seed 3") == [
+        sys.executable,
+        "bots/random_bot.py",
+        "--seed",
+        "3",
+    ]
+    assert command_argv("bots/random_bot.js") == ["node", "bots/random_bot.js"]
+    assert command_argv("'my bot' -x") == ["my bot", "-x"]
+    with pytest.raises(BotCommandError):
+        command_argv("   ")
+    with pytest.raises(BotCommandError):
+        command_argv("unterminated 'quote")
+
+
+def test_check_command_names_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(BotCommandError, match="not found: nope.py"):
+        check_command("nope.py")
+    with pytest.raises(BotCommandError, match="not found on PATH"):
+        check_command("no-such-program-koikoi")
+    plain = tmp_path / "bot"
+    plain.write_text("#!/bin/sh\n")
+    with pytest.raises(BotCommandError, match="not executable"):
+        check_command(str(plain))
+    assert check_command("bots/random_bot.py")[1] == "bots/random_bot.py"
+
+
+def test_lines_round_trip_and_eof_is_closed() -> None:
+    async def main() -> None:
+        p = BotProcess(script("import sys\nfor l in sys.stdin: print(l.strip().upper(), flush=True)"))
+        await p.start()
+        p.write(b'{"a":1}\n{"b":2}\n')
+        assert await p.read_line() == b'{"A":1}'
+        assert await p.read_line() == b'{"B":2}'
+        assert p.pid is not None
+        await p.close()
+        assert group_members(p.pid) == []
+        with pytest.raises(BotClosedError):
+            p.write(b"x\n")
+
+    run(main())
+
+
+def test_exit_is_reported_with_its_status() -> None:
+    async def main() -> None:
+        p = BotProcess(script("import sys; sys.stdout.write('partial'); sys.exit(7)"))
+        await p.start()
+        with pytest.raises(BotClosedError):
+            await p.read_line()
+        assert "status 7" in await p.exit_text()
+        await p.close()
+
+    run(main())
+
+
+def test_a_line_over_the_cap_is_oversized_and_memory_stays_bounded() -> None:
+    async def main() -> None:
+        # 50 MB without a newline: the reader must give up at the cap, not buffer it all.
+        p = BotProcess(
+            script("import sys; sys.stdout.write('x' * 50_000_000); sys.stdout.flush()"), max_line=1000
+        )
+        await p.start()
+        with pytest.raises(LineTooLongError):
+            await p.read_line()
+        assert p._stdout is not None and len(p._stdout._buffer) <= 2 * 1000 + 65536  # type: ignore[attr-defined]
+        await p.close()
+
+    run(main())
+
+
+def test_a_line_at_the_cap_is_accepted() -> None:
+    async def main() -> None:
+        p = BotProcess(script("print('y' * 1000, flush=True); import time; time.sleep(5)"), max_line=1000)
+        await p.start()
+        assert await p.read_line() == b"y" * 1000
+        await p.close(exit_wait_s=0.0)
+
+    run(main())
+
+
+def test_stderr_goes_to_a_capped_log(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "bot.log"
+
+    async def main() -> None:
+        p = BotProcess(
+            script(
+                "import sys; sys.stderr.write('e' * 300_000); sys.stderr.flush(); print('done', flush=True)"
+            ),
+            stderr_path=log,
+            stderr_cap=10_000,
+        )
+        await p.start()
+        assert await p.read_line() == b"done"  # the bot was never blocked on its stderr
+        await p.close()
+
+    run(main())
+    text = log.read_bytes()
+    assert text.startswith(b"e" * 10_000)
+    assert text.endswith(b"[stderr log truncated]\n")
+    assert len(text) < 10_100
+
+
+def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
+    code = (
+        "import signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)'])\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+
+    async def main() -> int:
+        p = BotProcess(script(code))
+        await p.start()
+        assert await p.read_line() == b"ready"
+        assert p.pid is not None
+        assert len(group_members(p.pid)) == 2
+        await p.close(exit_wait_s=0.05, grace_s=0.05)
+        return p.pid
+
+    pgid = run(main())
+    assert group_members(pgid) == []
+
+
+def test_ctrl_c_in_the_referee_leaves_no_process(tmp_path: Path) -> None:
+    """A referee interrupted mid-match (SIGINT) kills its bots' process groups before it exits."""
+    import signal
+    import subprocess
+    import time
+
+    pidfile = tmp_path / "pids"
+    bot = tmp_path / "hang.py"
+    bot.write_text(
+        "import json, os, sys, time\n"
+        f"open({str(pidfile)!r}, 'a').write(str(os.getpid()) + '\\n')\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
+    )
+    referee = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "koikoi-referee"),
+            "play",
+            str(bot),
+            str(bot),
+            "--move-ms",
+            "60000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
+        time.sleep(0.05)
+    pids = [int(x) for x in pidfile.read_text().split()]
+    assert all(group_members(pid) for pid in pids)
+    time.sleep(0.3)
+    referee.send_signal(signal.SIGINT)
+    _, err = referee.communicate(timeout=30)
+    assert referee.returncode == 130, err
+    assert b"interrupted" in err
+    for pid in pids:
+        assert group_members(pid) == []
+
+
+def test_sigterm_to_the_referee_leaves_no_process(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    pidfile = tmp_path / "pids"
+    bot = tmp_path / "hang.py"
+    bot.write_text(
+        "import json, os, sys\n"
+        f"open({str(pidfile)!r}, 'a').write(str(os.getpid()) + '\\n')\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
+    )
+    referee = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "koikoi-referee"),
+            "play",
+            str(bot),
+            str(bot),
+            "--move-ms",
+            "60000",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
+        time.sleep(0.05)
+    pids = [int(x) for x in pidfile.read_text().split()]
+    time.sleep(0.3)
+    referee.send_signal(signal.SIGTERM)
+    _, err = referee.communicate(timeout=30)
+    assert referee.returncode == 143, err
+    for pid in pids:
+        assert group_members(pid) == []
