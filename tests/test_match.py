@@ -1,5 +1,5 @@
-"""The match runner with real subprocess bots: every preset between the example bots of three languages, replays
-that verify, seeds and deals that fix a match, and every failure of a deliberately broken bot."""
+"""The match runner with real subprocess bots: every preset between the example bots of three languages,
+replays that verify, seeds and deals that fix a match, and every failure of a deliberately broken bot."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_a_seed_reproduces_a_match(tmp_path: Path) -> None:
     bots = ("bots/random_bot.py --seed 4", "bots/random_bot.py --seed 5")
     ra = run_match(bots, MatchConfig(rules, seed=99, replay_path=a))
     rb = run_match(bots, MatchConfig(rules, seed=99, replay_path=b))
-    rc = run_match(bots, MatchConfig(rules, seed=100, replay_path=c))
+    run_match(bots, MatchConfig(rules, seed=100, replay_path=c))
     assert ra == rb
     assert _strip(a) == _strip(b)
     assert _strip(a) != _strip(c)
@@ -116,7 +116,7 @@ FAST = TimeControl(startup_ms=5000, move_ms=200, bank_ms=100)
 def _play_broken(
     mode: str, tmp_path: Path, *, time: TimeControl = FAST, seat: int = 0
 ) -> tuple[MatchResult, int]:
-    """Play the broken bot in ``seat`` against the first-legal bot; return the result and its process group."""
+    """Play the broken bot in ``seat`` against the first-legal bot; return the result and its group."""
     path = tmp_path / "r.jsonl"
 
     async def main() -> tuple[MatchResult, int]:
@@ -182,8 +182,8 @@ def test_the_offender_gets_an_error_line_before_it_forfeits(tmp_path: Path) -> N
 
 def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    result = run_match((f"{BROKEN} crash_hello", f"{BROKEN} mismatch"), MatchConfig(PRESETS["guide"], 3, time=FAST,
-                                                                                     replay_path=path))  # fmt: skip
+    config = MatchConfig(PRESETS["guide"], 3, time=FAST, replay_path=path)
+    result = run_match((f"{BROKEN} crash_hello", f"{BROKEN} mismatch"), config)
     assert result.winner is None and result.forfeit is not None
     assert "seat 2 failed too: protocol_mismatch" in result.forfeit.detail
     assert verify(path).ok

@@ -62,7 +62,7 @@ def test_command_argv_runs_scripts_with_their_interpreter() -> None:
 
 
 def test_check_command_names_what_is_missing(tmp_path: Path) -> None:
-    with pytest.raises(BotCommandError, match="not found: nope.py"):
+    with pytest.raises(BotCommandError, match=r"not found: nope\.py"):
         check_command("nope.py")
     with pytest.raises(BotCommandError, match="not found on PATH"):
         check_command("no-such-program-koikoi")
