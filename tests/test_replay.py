@@ -1,0 +1,161 @@
+"""Replays: verify re-simulates and names the first bad line; truncated files; any content, no stack trace;
+show as a play-by-play, and as one seat saw it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.engine import PRESETS
+from referee.match import MatchConfig, TimeControl, run_match
+from referee.replay import show, verify
+
+FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
+RANDOM = str(Path(__file__).parent.parent / "bots" / "random_bot.py") + " --seed 2"
+
+
+@pytest.fixture(scope="module")
+def replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("replay") / "r.jsonl"
+    result = run_match((FIRST, RANDOM), MatchConfig(PRESETS["koikoi-japan"], 17, replay_path=path))
+    assert result.forfeit is None
+    return path
+
+
+def lines_of(path: Path) -> list[dict[str, object]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def write(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_a_real_replay_verifies(replay: Path) -> None:
+    report = verify(replay)
+    assert report.ok, report.summary()
+    assert report.lines == len(lines_of(replay))
+    assert report.summary().startswith(f"{replay}: ok (")
+
+
+def _first(lines: list[dict[str, object]], **match: object) -> int:
+    return next(i for i, x in enumerate(lines) if all(x.get(k) == v for k, v in match.items()))
+
+
+def test_a_changed_action_is_reported_at_its_line(replay: Path, tmp_path: Path) -> None:
+    lines = lines_of(replay)
+    i = next(i for i, x in enumerate(lines) if x["type"] == "decision" and len(x["legal"]) > 1)  # type: ignore[arg-type]
+    lines[i]["action"] = lines[i]["legal"][1]  # type: ignore[index]
+    report = verify(write(tmp_path / "t.jsonl", lines))
+    assert not report.ok and not report.truncated
+    # the action is legal, so the line after it (an event) is where the engine disagrees
+    assert report.error_line == i + 2
+    assert "event differs from the engine" in report.message
+    assert report.summary().startswith(f"{tmp_path / 't.jsonl'}: line {i + 2}: ")
+
+
+def test_a_tampered_event_names_the_field(replay: Path, tmp_path: Path) -> None:
+    lines = lines_of(replay)
+    i = _first(lines, type="event", event="round_start")
+    lines[i]["stock"] = list(reversed(lines[i]["stock"]))  # type: ignore[call-overload]
+    report = verify(write(tmp_path / "t.jsonl", lines))
+    assert report.error_line == i + 1
+    assert "stock" in report.message
+
+
+def test_an_illegal_action_and_a_wrong_result_are_reported(replay: Path, tmp_path: Path) -> None:
+    lines = lines_of(replay)
+    i = _first(lines, type="decision")
+    lines[i]["action"] = {"koikoi": True}
+    report = verify(write(tmp_path / "a.jsonl", lines))
+    assert report.error_line == i + 1 and "not one of the legal actions" in report.message
+    lines = lines_of(replay)
+    lines[-1]["scores"] = [99, 0]
+    report = verify(write(tmp_path / "b.jsonl", lines))
+    assert report.error_line == len(lines) and "scores" in report.message
+
+
+def test_a_replay_without_its_result_is_truncated(replay: Path, tmp_path: Path) -> None:
+    text = replay.read_text()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(text.splitlines(keepends=True)[:40]))
+    report = verify(cut)
+    assert report.truncated and not report.ok and report.lines == 40
+    assert "truncated" in report.summary() and "first 40 lines are valid" in report.summary()
+    cut.write_text(text[: len(text) // 2])  # killed mid-line
+    report = verify(cut)
+    assert report.truncated and report.lines == text[: len(text) // 2].count("\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "words"),
+    [
+        ("", 1, "empty"),
+        ("not json\n", 1, "not a JSON line"),
+        ("[1, 2]\n", 1, "not a JSON object"),
+        ('{"type": "header", "format": "other"}\n', 1, "format"),
+        ('{"type": "header", "format": "koikoi-replay/1", "seed": 1, "rules": {"rounds": 0}}\n', 1, "rules"),
+        ('{"type": "event"}\n', 1, "expected the header"),
+        ("[" * 100_000 + "\n", 1, "not a JSON line"),
+    ],
+)
+def test_bad_files_get_a_line_number_not_a_stack_trace(
+    content: str, line: int, words: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    report = verify(path)
+    assert not report.ok and report.error_line == line
+    assert words in report.message
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_edit_of_a_line_fails_cleanly(replay: Path, tmp_path: Path, data: st.DataObject) -> None:
+    lines = replay.read_text().splitlines()
+    i = data.draw(st.integers(0, len(lines) - 1))
+    obj = json.loads(lines[i])
+    key = data.draw(st.sampled_from(sorted(obj)))
+    obj[key] = data.draw(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just([])))
+    lines[i] = json.dumps(obj)
+    path = tmp_path / "edit.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report = verify(path)  # must not raise
+    if not report.ok:
+        assert (report.error_line is not None and report.error_line <= i + 2) or report.truncated
+
+
+def test_show_plays_the_match_and_as_a_seat_hides_the_rest(replay: Path) -> None:
+    full, problem = show(replay)
+    assert problem is None
+    text = "\n".join(full)
+    lines = lines_of(replay)
+    start = lines[_first(lines, type="event", event="round_start")]
+    assert " ".join(start["hands"][1]) in text  # type: ignore[arg-type]
+    assert " ".join(start["stock"]) in text  # type: ignore[arg-type]
+    assert "seed 17" in text and "result:" in full[-1]
+    for seat in (1, 2):
+        seen, problem = show(replay, seat)
+        assert problem is None
+        text = "\n".join(seen)
+        assert " ".join(start["hands"][seat - 1]) in text  # type: ignore[arg-type]
+        assert " ".join(start["hands"][2 - seat]) not in text  # type: ignore[arg-type]
+        assert " ".join(start["stock"]) not in text  # type: ignore[arg-type]
+        assert "seed" not in text
+        # the opponent's legal choices (its hand) never appear; its own decisions do
+        assert f"seat {3 - seat} play:" not in text and f"seat {seat} play:" in text
+
+
+def test_show_of_a_forfeit_names_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    broken = str(Path(__file__).parent / "bots" / "broken_bot.py") + " invalid_json"
+    run_match(
+        (FIRST, broken), MatchConfig(PRESETS["guide"], 2, time=TimeControl(move_ms=2000), replay_path=path)
+    )
+    text, problem = show(path)
+    assert problem is None
+    assert text[-1].startswith("result: seat 2 (broken-invalid_json) forfeits: invalid_json")
