@@ -139,10 +139,10 @@ class Rules:
 
     def to_toml(self) -> str:
         """The full option set as a TOML document that :func:`load_rules` reads back."""
-        lines = [f"# koikoi-referee rules: preset {self.name!r}", f"base = {json.dumps(self.name)}"]
+        lines = [f"# koikoi-referee rules {self.name!r}"]
+        if self.name in PRESETS:  # every field follows, so rules that are no preset need no base
+            lines.append(f"base = {json.dumps(self.name)}")
         for f in fields(self):
-            if f.name == "name":
-                continue
             value = _plain(getattr(self, f.name))
             text = json.dumps(value) if not isinstance(value, bool) else ("true" if value else "false")
             doc = f.metadata.get("doc", "")
