@@ -1,0 +1,148 @@
+"""``koikoi-referee play`` and ``replay verify|show`` in a real terminal (pexpect) and as plain processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pexpect
+import pytest
+
+ROOT = Path(__file__).parent.parent
+FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
+BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
+
+
+def spawn(exe: Path, *args: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        str(exe), list(args), cwd=str(ROOT), encoding="utf-8", timeout=60, dimensions=(40, 200)
+    )
+
+
+def run(exe: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(exe), *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_play_prints_rounds_winner_and_seed_and_the_replay_verifies(
+    referee_exe: Path, tmp_path: Path
+) -> None:
+    replay = tmp_path / "game.jsonl"
+    child = spawn(referee_exe, "play", "bots/random_bot.py", "bots/greedy_bot.py", "--seed", "42", "--replay",
+                  str(replay))  # fmt: skip
+    child.expect(r"seed 42  rules guide  6 round\(s\)")
+    child.expect(r"seat 1: random  seat 2: greedy")
+    for n in range(1, 7):
+        child.expect(rf"round {n}: (seat [12] \+\d+ \(\w+|nobody scores)")
+    child.expect(r"result: (seat [12] \((random|greedy)\) wins|draw) \d+-\d+ after 6 round\(s\)")
+    child.expect(f"replay: {replay}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    verify = spawn(referee_exe, "replay", "verify", str(replay))
+    verify.expect(rf"{replay}: ok \(\d+ lines, \d+ decisions, ")
+    verify.expect(pexpect.EOF)
+    verify.close()
+    assert verify.exitstatus == 0
+
+
+def test_replay_show_as_a_seat_in_a_terminal(referee_exe: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "g.jsonl"
+    assert run(referee_exe, "play", FIRST, FIRST, "--rules", "cardavia", "--seed", "3", "--replay",
+               str(replay)).returncode == 0  # fmt: skip
+    start = next(json.loads(x) for x in replay.read_text().splitlines() if '"round_start"' in x)
+    child = spawn(referee_exe, "replay", "show", str(replay), "--seat", "2")
+    child.expect(r"match m-0001: rules cardavia \(1 rounds\), as seat 2 saw it")
+    child.expect(r"your hand \(seat 2\): " + " ".join(start["hands"][1]))
+    child.expect(r"opponent holds 8 cards; stock 24 cards")
+    child.expect(r"result: ")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert " ".join(start["hands"][0]) not in (child.before or "")
+    full = run(referee_exe, "replay", "show", str(replay))
+    assert full.returncode == 0 and " ".join(start["stock"]) in full.stdout
+
+
+def test_a_forfeit_is_a_result_exit_0_and_json_names_the_reason(referee_exe: Path) -> None:
+    out = run(referee_exe, "play", FIRST, f"{BROKEN} crash", "--seed", "1", "--json", "--move-ms", "2000")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["reason"] == "forfeit" and result["winner"] == 1 and result["seed"] == 1
+    assert result["forfeit"]["seat"] == 2 and result["forfeit"]["reason"] == "crash"
+    text = run(referee_exe, "play", FIRST, f"{BROKEN} illegal", "--seed", "1")
+    assert text.returncode == 0
+    assert "seat 2 (broken-illegal) forfeits: illegal_action" in text.stdout
+
+
+def test_games_rounds_and_log_dir(referee_exe: Path, tmp_path: Path) -> None:
+    args = ["--games", "3", "--rounds", "2", "--seed", "7", "--json", "--replay", str(tmp_path / "m.jsonl")]
+    out = run(
+        referee_exe, "play", FIRST, f"{BROKEN} stderr_flood", *args, "--log-dir", str(tmp_path / "logs")
+    )
+    assert out.returncode == 0, out.stderr
+    results = [json.loads(x) for x in out.stdout.splitlines()]
+    assert [r["seed"] for r in results] == [7, 8, 9]
+    assert all(r["rounds"] <= 2 and r["forfeit"] is None for r in results)
+    replays = sorted(tmp_path.glob("m-*.jsonl"))
+    assert [p.name for p in replays] == ["m-001.jsonl", "m-002.jsonl", "m-003.jsonl"]
+    assert run(referee_exe, "replay", "verify", *map(str, replays)).returncode == 0
+    log = tmp_path / "logs" / "m-0001-seat2.log"
+    assert log.stat().st_size < 1_100_000 and log.read_bytes().endswith(b"[stderr log truncated]\n")
+
+
+def test_a_random_seed_is_printed_and_recorded(referee_exe: Path, tmp_path: Path) -> None:
+    out = run(referee_exe, "play", FIRST, FIRST, "--rules", "cardavia", "--replay", str(tmp_path / "r.jsonl"))
+    seed = int(out.stdout.split()[1])
+    assert json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])["seed"] == seed
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope.py", FIRST], "bot file not found: nope.py"),
+        ([FIRST, FIRST, "--rules", "no-such-rules"], "neither a preset"),
+        ([FIRST, FIRST, "--deals", "missing.jsonl"], "missing.jsonl: cannot read"),
+        ([FIRST, FIRST, "--deals", "pyproject.toml"], "line 1"),
+        ([FIRST, FIRST, "--replay", "/no/such/dir/r.jsonl"], "no such folder"),
+    ],
+)
+def test_play_that_cannot_start_is_one_line_and_non_zero(
+    referee_exe: Path, args: list[str], message: str
+) -> None:
+    out = run(referee_exe, "play", *args)
+    assert out.returncode != 0
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr
+
+
+def test_deals_option_sets_the_cards(referee_exe: Path, tmp_path: Path) -> None:
+    from referee.engine import shuffled_deal
+
+    deal = shuffled_deal(5, 3).to_json()
+    deals = tmp_path / "deals.jsonl"
+    deals.write_text(json.dumps(deal) + "\n")
+    replay = tmp_path / "r.jsonl"
+    args = ["--rules", "cardavia", "--deals", str(deals), "--first-dealer", "2", "--replay", str(replay)]
+    out = run(referee_exe, "play", FIRST, FIRST, *args)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(x) for x in replay.read_text().splitlines()]
+    start = next(x for x in lines if x.get("event") in ("round_start", "misdeal"))
+    assert {k: start[k] for k in ("hands", "field", "stock")} == deal
+    assert lines[0]["first_dealer"] == 2
+
+
+def test_replay_verify_exit_status_and_one_line_per_file(referee_exe: Path, tmp_path: Path) -> None:
+    good = tmp_path / "good.jsonl"
+    assert (
+        run(referee_exe, "play", FIRST, FIRST, "--rules", "cardavia", "--replay", str(good)).returncode == 0
+    )
+    lines = good.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[:-1], lines[-1].replace('"rounds":1', '"rounds":5')]) + "\n")
+    out = run(referee_exe, "replay", "verify", str(good), str(bad))
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0].startswith(f"{good}: ok")
+    assert out.stdout.splitlines()[1].startswith(f"{bad}: line {len(lines)}: result: rounds")
+    shown = run(referee_exe, "replay", "show", str(bad))
+    assert shown.returncode == 1 and f"line {len(lines)}" in shown.stderr
