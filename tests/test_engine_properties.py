@@ -26,6 +26,7 @@ from referee.engine import (
     DrawCapture,
     Event,
     IllegalActionError,
+    KoikoiDecision,
     MatchEnd,
     Phase,
     Play,
@@ -33,6 +34,7 @@ from referee.engine import (
     RoundStart,
     Rules,
     State,
+    YakuMade,
     action_from_json,
     apply,
     full_event,
@@ -119,12 +121,19 @@ def test_rounds_end_in_time_and_points_add_up(name: str, seed: int, chooser: int
         final = state
     assert final is not None
     piles = [0, 0]
+    calls = [0, 0]
     plays = 0
     won = [0, 0]
     round_ends: list[RoundEnd] = []
     for e in events:
         if isinstance(e, RoundStart):
-            piles, plays = [0, 0], 0
+            piles, calls, plays = [0, 0], [0, 0], 0
+        elif isinstance(e, KoikoiDecision):
+            calls[e.seat] = e.calls
+        elif isinstance(e, YakuMade):
+            held = score(piles[e.seat], rules, calls[e.seat])
+            assert e.points == held.base > 0
+            assert e.yaku == tuple(y.name.value for y in held.yaku)
         elif isinstance(e, Play):
             plays += 1
             assert plays <= 16, "more than eight cards played by a player in a round"
