@@ -12,30 +12,15 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from referee.commands import fail
 from referee.errors import RefereeError
-from referee.tournament import (
-    Format,
-    RunOptions,
-    Sprt,
-    Time,
-    TournamentConfig,
-    default_jobs,
-    load_config,
-    merge,
-    parse_bot,
-    parse_shard,
-    play,
-    resolve_rules,
-    resume,
-    start,
-    with_rounds,
-)
-from referee.tournament.report import to_json
+
+if TYPE_CHECKING:
+    from referee.tournament import TournamentConfig
 
 EXIT_CODES = (
     "Exit codes: 0 the tournament finished and every CI gate passed; 1 a CI gate failed (--fail-if-worse "
@@ -75,6 +60,16 @@ def _build(
     gauntlet: str | None, pairs: int | None, seed: int | None, startup_ms: int | None, move_ms: int | None,
     bank_ms: int | None,
 ) -> TournamentConfig:  # fmt: skip
+    from referee.tournament import (
+        Format,
+        Time,
+        TournamentConfig,
+        load_config,
+        parse_bot,
+        resolve_rules,
+        with_rounds,
+    )
+
     base = load_config(config_path) if config_path else None
     specs = [*(base.bots if base else ()), *(parse_bot(b) for b in bots)]
     if rules is not None:
@@ -163,7 +158,11 @@ def tournament_cmd(
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
         return
+    from referee.tournament import RunOptions, Sprt, default_jobs, parse_shard, play, resume, start
+    from referee.tournament.report import to_json
+
     n_jobs = jobs or default_jobs()
+    store = None
     try:
         if resume_dir is not None:
             given = [
@@ -205,11 +204,11 @@ def tournament_cmd(
             store = start(cfg, options, folder)
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
-            outcome = play(store, stream=sys.stdout)
+            outcome = play(store, stream=sys.stderr if as_json else sys.stdout)
         finally:
             signal.signal(signal.SIGTERM, previous)
     except (KeyboardInterrupt, _Terminated):
-        where = resume_dir or store.root
+        where = resume_dir or (store.root if store is not None else out)
         typer.echo(
             f"koikoi-referee: interrupted; continue with: koikoi-referee tournament --resume {where}",
             err=True,
@@ -244,6 +243,9 @@ def merge_cmd(
     Refuses folders of different tournaments or overlapping shards and reports missing matches. Exit codes as
     for the tournament; the CI gates apply to the merged result.
     """
+    from referee.tournament import merge
+    from referee.tournament.report import to_json
+
     try:
         result = merge(dirs, out)
     except RefereeError as exc:

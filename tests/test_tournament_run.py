@@ -1,0 +1,380 @@
+"""Tournaments end to end: the ``koikoi-referee tournament`` command with real subprocess bots.
+
+Matches use the single-deal cardavia rules so that every tournament here takes seconds. A small scripted bot
+(written to the test folder) plays the first or the last legal action, optionally slowly, or misbehaves: it
+crashes, hangs, or plays an illegal action. ``bots/greedy_bot.py`` and ``bots/random_bot.py`` play the SPRT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BOT = r"""
+import json, sys, time
+mode = sys.argv[1]
+delay = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    kind = msg["type"]
+    if kind == "hello":
+        send({"type": "hello", "name": mode})
+    elif kind == "request":
+        if mode == "crash":
+            sys.exit(1)
+        if mode == "hang":
+            time.sleep(3600)
+        time.sleep(delay)
+        if mode == "illegal":
+            send({"type": "action", "id": msg["id"], "action": {"koikoi": msg["decision"] != "koikoi"}})
+            continue
+        legal = msg["legal"]
+        send({"type": "action", "id": msg["id"], "action": legal[0] if mode == "first" else legal[-1]})
+    elif kind == "bye":
+        break
+"""
+
+
+@pytest.fixture
+def bot(tmp_path: Path) -> str:
+    """The scripted bot's command; append a mode (first, last, crash, hang, illegal) and a delay."""
+    path = tmp_path / "scripted_bot.py"
+    path.write_text(BOT)
+    return f"{sys.executable} {path}"
+
+
+def referee(
+    *args: str | Path, check: int | None = 0, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI; assert its exit code unless ``check`` is None."""
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    proc = subprocess.run(
+        [str(exe), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    return proc
+
+
+def cli(*args: str | Path, check: int = 0) -> tuple[str, str]:
+    """The CLI in this process, for commands that start no bot; returns stdout and stderr."""
+    result = CliRunner().invoke(app, list(map(str, args)))
+    assert result.exit_code == check, result.output
+    return result.stdout, result.stderr
+
+
+def merge(*args: str | Path, check: int = 0) -> tuple[str, str]:
+    """``tournament merge`` in this process."""
+    return cli("tournament", "merge", *args, check=check)
+
+
+def standings(folder: Path) -> dict[str, object]:
+    """The parts of standings.json that describe results (not the folder or shard)."""
+    doc = json.loads((folder / "standings.json").read_text())
+    return {k: doc[k] for k in ("standings", "pairings", "pairs", "matches")}
+
+
+def result_lines(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
+
+
+def test_round_robin_of_three_bots(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "rr"
+    proc = referee(
+        "tournament",
+        "-b",
+        f"first={bot} first",
+        "-b",
+        f"last={bot} last",
+        "-b",
+        "greedy=bots/greedy_bot.py",
+        *FAST,
+        "--pairs",
+        "2",
+        "-j",
+        "2",
+        "-o",
+        out,
+    )
+    doc = json.loads((out / "standings.json").read_text())
+    assert doc["matches"] == 3 * 2 * 2 and doc["complete"] is True
+    rows = {r["name"]: r for r in doc["standings"]}
+    assert set(rows) == {"first", "last", "greedy"}
+    for r in rows.values():
+        assert r["games"] == 8 and r["wins"] + r["draws"] + r["losses"] == 8
+        assert r["points"] == r["wins"] + r["draws"] / 2
+        assert r["score_low"] <= r["score"] <= r["score_high"]
+    assert sum(r["points"] for r in rows.values()) == 12  # every match hands out one point
+    assert [(p["first"], p["second"]) for p in doc["pairings"]] == [
+        ("first", "last"),
+        ("first", "greedy"),
+        ("last", "greedy"),
+    ]
+    assert len(list((out / "replays").glob("*.jsonl"))) == 12
+    assert len((out / "matches.csv").read_text().splitlines()) == 13
+    assert (out / "standings.csv").read_text().startswith("name,games,wins,draws,losses,points,score")
+    assert "score (95%)" in proc.stdout and "Elo" in proc.stdout and "[12/12]" in proc.stdout
+
+
+def test_gauntlet_plays_one_bot_against_the_field(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "g"
+    referee(
+        "tournament",
+        "-b",
+        f"first={bot} first",
+        "-b",
+        f"last={bot} last",
+        "-b",
+        "greedy=bots/greedy_bot.py",
+        "--gauntlet",
+        "greedy",
+        *FAST,
+        "--pairs",
+        "2",
+        "-j",
+        "1",
+        "-o",
+        out,
+    )
+    lines = result_lines(out)
+    assert len(lines) == 2 * 2 * 2
+    assert all("greedy" in line["seats"] for line in lines)
+    rows = {r["name"]: r["games"] for r in json.loads((out / "standings.json").read_text())["standings"]}
+    assert rows == {"greedy": 8, "first": 4, "last": 4}
+
+
+def test_duplicate_pairs_deal_the_same_cards_with_seats_swapped(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "dup"
+    referee(
+        "tournament",
+        "-b",
+        f"first={bot} first",
+        "-b",
+        "greedy=bots/greedy_bot.py",
+        *FAST,
+        "--pairs",
+        "3",
+        "-j",
+        "2",
+        "-o",
+        out,
+    )
+    dealers = set()
+    for pair in range(3):
+        replays = []
+        for game in "ab":
+            path = out / "replays" / f"01-first-vs-greedy-{pair:03d}{game}.jsonl"
+            replays.append([json.loads(line) for line in path.read_text().splitlines()])
+        a, b = replays
+        starts = [[e for e in r if e.get("event") in ("round_start", "misdeal")] for r in (a, b)]
+        assert starts[0] and starts[0] == starts[1]
+        ha, hb = a[0], b[0]
+        assert ha["seed"] == hb["seed"] and ha["first_dealer"] == hb["first_dealer"] is not None
+        assert [x["command"] for x in ha["bots"]] == [x["command"] for x in reversed(hb["bots"])]
+        assert a[-1]["type"] == b[-1]["type"] == "result"
+        dealers.add(ha["first_dealer"])
+    doc = json.loads((out / "standings.json").read_text())
+    assert [p["complete"] for p in doc["pairs"]] == [True] * 3
+    assert all(p["first_points"] + p["second_points"] == 2 for p in doc["pairs"])
+
+
+def _processes_running(marker: str) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line and " Z" not in line]
+
+
+def test_resume_after_sigkill_plays_each_match_exactly_once(tmp_path: Path, bot: str) -> None:
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    args = ["--pairs", "5", "--seed", "9", *FAST]
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    cmd = [
+        str(exe),
+        "tournament",
+        "-b",
+        f"first={bot} first 0.01",
+        "-b",
+        f"last={bot} last 0.01",
+        *args,
+        "-j",
+        "2",
+        "-o",
+        str(killed),
+    ]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = killed / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = len(result_lines(killed))
+    assert 3 <= done_before < 10, "the kill should land mid-tournament"
+    with open(log, "a") as f:  # as if killed in the middle of writing a line
+        f.write('{"match_id":"01-first-vs-last-004b","index":9,"seats":["last","fir')
+    deadline = time.monotonic() + 10  # the workers notice and take their bots down with them
+    while _processes_running(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_running(str(tmp_path))
+
+    proc2 = referee("tournament", "--resume", killed, "-j", "2")
+    assert "incomplete last line" in proc2.stderr
+    lines = result_lines(killed)
+    ids = [line["match_id"] for line in lines]
+    assert len(ids) == len(set(ids)) == 10
+    referee("tournament", "-b", f"first={bot} first", "-b", f"last={bot} last", *args, "-j", "1", "-o", clean)
+    assert standings(killed) == standings(clean)
+    for line in lines:  # every replay is whole: a partial one was overwritten by the replayed match
+        replay = (killed / "replays" / f"{line['match_id']}.jsonl").read_text().splitlines()
+        assert json.loads(replay[-1])["type"] == "result"
+    referee("tournament", "--resume", killed)  # nothing left to play: the same standings again
+    assert len(result_lines(killed)) == 10 and standings(killed) == standings(clean)
+
+
+def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> None:
+    bots = ["-b", f"first={bot} first", "-b", f"last={bot} last", "-b", "greedy=bots/greedy_bot.py"]
+    common = [*bots, *FAST, "--pairs", "2", "--seed", "5", "-j", "1"]
+    referee("tournament", *common, "-o", tmp_path / "whole")
+    shards = [tmp_path / f"s{k}" for k in (1, 2)]
+    for k, folder in enumerate(shards, 1):
+        referee("tournament", *common, "--shard", f"{k}/2", "-o", folder)
+    sizes = [len(result_lines(s)) for s in shards]
+    assert sizes == [6, 6]
+    merge(*shards, "-o", tmp_path / "merged")
+    assert standings(tmp_path / "merged") == standings(tmp_path / "whole")
+    assert len(list((tmp_path / "merged" / "replays").glob("*.jsonl"))) == 12
+
+    stdout, stderr = merge(shards[1], "--json")
+    assert "6 scheduled match(es) missing" in stderr and json.loads(stdout)["matches"] == 6
+    assert "both shard 1/2" in merge(shards[0], shards[1], shards[0], check=2)[1]
+    referee("tournament", *bots, *FAST, "--pairs", "1", "--shard", "2/2", "-o", tmp_path / "other")
+    assert "different tournament" in merge(shards[0], tmp_path / "other", check=2)[1]
+
+
+def test_sprt_decides_for_the_stronger_bot_and_sets_the_exit_code(tmp_path: Path) -> None:
+    greedy, rnd = "greedy=bots/greedy_bot.py", "random=bots/random_bot.py --seed 3"
+    sprt = ["--sprt", "0,150,0.05,0.05", "--fail-if-worse", "--pairs", "200", *FAST, "-j", "2"]
+    win = referee("tournament", "-b", greedy, "-b", rnd, *sprt, "-o", tmp_path / "h1", "--json", check=0)
+    doc = json.loads(win.stdout)
+    assert doc["sprt"]["state"] == "H1" and doc["sprt"]["llr"] >= doc["sprt"]["upper"]
+    assert doc["matches"] < 400  # stopped once decided
+    lose = referee("tournament", "-b", rnd, "-b", greedy, *sprt, "-o", tmp_path / "h0", check=1)
+    assert "SPRT accepted H0" in lose.stderr
+    assert "SPRT: LLR" in lose.stdout and "H0" in lose.stdout
+
+
+def test_broken_bots_lose_with_the_reason_and_the_tournament_finishes(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "broken"
+    referee(
+        "tournament",
+        "-b",
+        f"first={bot} first",
+        "-b",
+        f"crash={bot} crash",
+        "-b",
+        f"hang={bot} hang",
+        "-b",
+        f"illegal={bot} illegal",
+        "--rules",
+        "cardavia",
+        "--startup-ms",
+        "20000",
+        "--move-ms",
+        "200",
+        "--bank-ms",
+        "300",
+        "--pairs",
+        "1",
+        "-j",
+        "2",
+        "-o",
+        out,
+        timeout=180,
+    )
+    doc = json.loads((out / "standings.json").read_text())
+    rows = {r["name"]: r for r in doc["standings"]}
+    assert doc["matches"] == 6 * 2
+    assert rows["first"]["wins"] == 6 and rows["first"]["losses"] == 0
+    kinds = {"crash": "crashes", "hang": "timeouts", "illegal": "illegal"}
+    failures = 0
+    for name, row in rows.items():
+        for column in kinds.values():
+            expected_min = 2 if kinds.get(name) == column else 0  # it loses both games against "first"
+            assert expected_min <= row[column] <= (6 if expected_min else 0), (name, column, row)
+            failures += row[column]
+    assert failures == 12  # exactly one forfeit in every match
+    csv_text = (out / "matches.csv").read_text()
+    assert "crash" in csv_text and "timeout" in csv_text and "illegal_action" in csv_text
+
+
+def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
+    two = ["-b", f"crash={bot} crash", "-b", f"first={bot} first", *FAST, "--pairs", "1", "-j", "1"]
+    gate = referee("tournament", *two, "--min-score", "0.5", "-o", tmp_path / "gate", check=1)
+    assert "crash scored 0.000, below --min-score 0.5" in gate.stderr
+    referee("tournament", *two, "--gauntlet", "first", "--min-score", "0.9", "-o", tmp_path / "pass", check=0)
+    assert "already holds" in cli("tournament", *two, "-o", tmp_path / "gate", check=2)[1]
+    assert "NAME=COMMAND" in cli("tournament", "-b", "nonsense", "-b", "x=y", check=2)[1]
+    assert "only --jobs" in cli("tournament", "--resume", tmp_path / "gate", "--pairs", "3", check=2)[1]
+    assert "not a tournament folder" in cli("tournament", "--resume", tmp_path, check=2)[1]
+    assert "not found" in cli("tournament", "-b", "a=no/such/bot", "-b", f"b={bot} first", check=2)[1]
+    assert "needs --sprt" in cli("tournament", *two, "--fail-if-worse", check=2)[1]
+    assert (
+        "exactly two bots"
+        in cli("tournament", *two, "-b", "c=bots/greedy_bot.py", "--sprt", "0,5", check=2)[1]
+    )
+    assert "Exit codes" in cli("tournament", "--help")[0]
+
+
+def test_live_progress_bar_on_a_terminal(tmp_path: Path, bot: str) -> None:
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    args = [
+        "tournament",
+        "-b",
+        f"first={bot} first",
+        "-b",
+        f"last={bot} last",
+        *FAST,
+        "--pairs",
+        "2",
+        "-j",
+        "1",
+        "-o",
+        str(tmp_path / "tty"),
+    ]
+    child = pexpect.spawn(
+        str(exe),
+        args,
+        cwd=str(ROOT),
+        encoding="utf-8",
+        timeout=60,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+        dimensions=(30, 100),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before or "")
+    assert "matches" in screen and "ETA" in screen and "4/4 elapsed" in screen  # the live bar's columns
+    assert "[1/4]" not in screen  # not the plain log lines of a pipe
+    assert "results in" in screen
