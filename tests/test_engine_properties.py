@@ -79,7 +79,9 @@ def hidden_and_public_cards(state: State) -> list[int]:
 
 
 def snapshot(state: State) -> dict[str, Any]:
-    return {name: getattr(state, name) for name in State.__slots__}
+    """Every attribute of a state, to check that nothing changed."""
+    names = getattr(State, "__slots__", ())
+    return {name: getattr(state, name) for name in names} if names else dict(vars(state))
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)

@@ -104,7 +104,9 @@ def ids(mask: int) -> set[str]:
 
 
 def snapshot(state: State) -> dict[str, Any]:
-    return {name: getattr(state, name) for name in State.__slots__}
+    """Every attribute of a state, to check that nothing changed."""
+    names = getattr(State, "__slots__", ())
+    return {name: getattr(state, name) for name in names} if names else dict(vars(state))
 
 
 # ----------------------------------------------------------------------------- the hand and draw steps
