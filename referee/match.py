@@ -187,6 +187,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
             return await _forfeit(seats, config, state, f, writer, decisions, round_ends)
+        await _flush(seats)
         winner = state.winner
         end = state.events[-1]
         reason = getattr(end, "reason", "rounds")
@@ -255,11 +256,22 @@ async def _send_events(
             raise _Forfeited(i, failure) from None
 
 
+async def _flush(seats: tuple[Seat, Seat]) -> None:
+    """Deliver held-back events; a seat failing now is only marked (its match is decided)."""
+    for seat in seats:
+        if seat.failed is None:
+            try:
+                await seat.flush()
+            except SeatFailure as failure:
+                seat.failed = failure
+
+
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
     decisions: int, round_ends: list[dict[str, Any]],
 ) -> MatchResult:  # fmt: skip
     seats[f.seat].failed = f.failure
+    await _flush(seats)
     with contextlib.suppress(SeatFailure):
         await seats[f.seat].send(
             error_message(f"you forfeit the match: {f.failure.reason}: {f.failure.detail}")

@@ -76,9 +76,12 @@ class Seat(ABC):
         """Send one message (event, error, bye) without waiting for an answer. Raises :class:`SeatFailure`."""
 
     async def send_many(self, msgs: list[dict[str, Any]]) -> None:
-        """Send several messages at once (one write where the seat can)."""
+        """Send events. A seat may hold them back until its next request or :meth:`flush` (one write each)."""
         for msg in msgs:
             await self.send(msg)
+
+    async def flush(self) -> None:  # noqa: B027 - optional: only seats that hold messages back need it
+        """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
     async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
@@ -131,6 +134,7 @@ class BotSeat(Seat):
             limits=limits,
         )
         self._next_id = 1
+        self._held: list[bytes] = []  # events not yet written: they go out with the next request
 
     def _fail(self, reason: str, detail: str) -> SeatFailure:
         failure = SeatFailure(reason, detail)
@@ -147,6 +151,9 @@ class BotSeat(Seat):
             raise self._fail("crash", await self.process.exit_text()) from None
 
     def _write(self, data: bytes) -> None:
+        if self._held:
+            data = b"".join([*self._held, data])
+            self._held.clear()
         try:
             self.process.write(data)
         except BotClosedError as exc:
@@ -188,8 +195,13 @@ class BotSeat(Seat):
         self._write(encode(msg))
 
     async def send_many(self, msgs: list[dict[str, Any]]) -> None:
-        """Queue several messages in one write."""
-        self._write(b"".join([encode(m) for m in msgs]))
+        """Hold events back until the next request, message or :meth:`flush`: one pipe write per decision."""
+        self._held.extend([encode(m) for m in msgs])
+
+    async def flush(self) -> None:
+        """Write the held-back events."""
+        if self._held:
+            self._write(b"")
 
     async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
         """Send ``request`` with the next id and read the bot's ``action`` within ``timeout_s``."""

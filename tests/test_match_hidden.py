@@ -76,6 +76,7 @@ def test_no_byte_to_a_seat_holds_a_hidden_card(preset: str, seed: int, tmp_path:
     )
     assert result.forfeit is None
     hidden_at, deals, seed_used = replay_facts(path)
+    assert hidden_at[0] or hidden_at[1]
     for s in (0, 1):
         raw = spies[s].read_bytes()
         msgs = [json.loads(x) for x in raw.splitlines()]
@@ -100,7 +101,7 @@ def test_no_byte_to_a_seat_holds_a_hidden_card(preset: str, seed: int, tmp_path:
                 )
                 assert set(m["view"]["hand"]) <= seen  # the check does see card ids
         segments.append(seen)
-        assert requests == len(hidden_at[s]) > 0
+        assert requests == len(hidden_at[s])  # a seat may have none (a hand yaku ends a one-round match)
         assert len(segments) == len(deals)
         for k, (got, never) in enumerate(zip(segments, deals, strict=True)):
             assert not got & never[s], f"seat {s + 1} deal {k + 1}: saw {sorted(got & never[s])}"

@@ -1,0 +1,121 @@
+"""Decisions per second through the full referee, beside a raw JSON-line echo over the same kind of pipes.
+
+Run: ``.venv/bin/python benchmarks/referee.py [--matches N] [--rules PRESET]``. Both sides use the same
+minimal Python bot (first legal action) over asyncio subprocess pipes. The raw echo writes the same request
+lines the referee would write (encoded in the loop) and parses each answer; the referee side plays whole
+matches (engine, views, events to both seats, validation, time control, replay file). Goal: a ratio <= 1.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# This file is named like the package: keep its own folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from referee.engine import PRESETS, apply, legal_actions, new_match, observe  # noqa: E402
+from referee.match import MatchConfig, play_match  # noqa: E402
+from referee.protocol import encode, request_message  # noqa: E402
+from referee.seats import BotSeat  # noqa: E402
+
+MINIMAL_BOT = """
+import sys
+from json import dumps, loads
+out = sys.stdout
+for line in sys.stdin:
+    if line.startswith('{"type":"request"'):
+        msg = loads(line)
+        out.write(dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}) + "\\n")
+        out.flush()
+    elif line.startswith('{"type":"hello"'):
+        out.write('{"type":"hello","name":"minimal"}\\n')
+        out.flush()
+    elif line.startswith('{"type":"bye"'):
+        break
+"""
+
+
+def bot_command(path: Path) -> str:
+    """The command line of the minimal bot written to ``path``."""
+    path.write_text(MINIMAL_BOT)
+    return f"{sys.executable} {path}"
+
+
+def sample_requests(rules_name: str, matches: int) -> list[dict[str, Any]]:
+    """The requests of ``matches`` engine-only matches played with the first legal action."""
+    out: list[dict[str, Any]] = []
+    for seed in range(matches):
+        state = new_match(PRESETS[rules_name], seed)
+        while not state.is_over:
+            out.append(request_message(len(out) + 1, observe(state, state.to_move), 1000, 30000))
+            state = apply(state, legal_actions(state)[0])
+    return out
+
+
+async def raw_echo(command: str, requests: list[dict[str, Any]]) -> float:
+    """Round trips per second: write a request line, read and parse the answer."""
+    proc = await asyncio.create_subprocess_exec(
+        *command.split(),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    w, r = proc.stdin, proc.stdout
+    w.write(b'{"type":"hello"}\n')
+    await r.readline()
+    t0 = time.perf_counter()
+    for req in requests:
+        w.write(encode(req))
+        answer = json.loads(await r.readline())
+        assert answer["id"] == req["id"]
+    elapsed = time.perf_counter() - t0
+    w.write(b'{"type":"bye"}\n')
+    await proc.wait()
+    return len(requests) / elapsed
+
+
+async def referee(command: str, rules_name: str, matches: int, replay_dir: Path) -> tuple[float, int]:
+    """Decisions per second over ``matches`` full matches (after one warm-up match), and the decisions."""
+    seats = (BotSeat(command), BotSeat(command))
+    try:
+        await play_match(seats, MatchConfig(PRESETS[rules_name], 10_000))
+        decisions = 0
+        t0 = time.perf_counter()
+        for k in range(matches):
+            path = replay_dir / f"m{k}.jsonl"
+            result = await play_match(seats, MatchConfig(PRESETS[rules_name], k, replay_path=path))
+            assert result.forfeit is None, result.forfeit
+            decisions += result.decisions
+        return decisions / (time.perf_counter() - t0), decisions
+    finally:
+        await asyncio.gather(*(s.close() for s in seats))
+
+
+def main() -> None:
+    """Run both measurements and print the figures and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--matches", type=int, default=40, help="matches on the referee side (default 40)")
+    parser.add_argument("--rules", default="koikoi-japan", choices=sorted(PRESETS))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        command = bot_command(Path(tmp) / "minimal_bot.py")
+        requests = sample_requests(args.rules, args.matches)
+        raw = asyncio.run(raw_echo(command, requests))
+        ref, decisions = asyncio.run(referee(command, args.rules, args.matches, Path(tmp)))
+    print(
+        f"raw JSON-line echo:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, {len(requests)} requests)"
+    )
+    print(f"full referee:        {ref:9.0f} decisions/s    ({1e6 / ref:6.1f} us each, {decisions} decisions)")
+    print(f"referee cost ratio:  {raw / ref:9.2f}x  (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
