@@ -1,5 +1,7 @@
 """What happens in a match, as events with full information.
 
+Events are plain slotted records (not frozen, for speed on the match loop's hot path): treat them as read-only.
+
 :func:`referee.engine.apply` records the events of each step in ``state.events``. Events carry hidden cards (hands,
 stock order); :func:`referee.engine.views.visible_event` is the only function that turns one into what a seat may see.
 """
@@ -11,9 +13,9 @@ from dataclasses import dataclass
 from referee.engine.cards import Card, Mask
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Misdeal:
-    """A deal that was thrown in and dealt again. ``reason``: field_four, field_four_pairs, hand_four, hand_yaku_both."""
+    """A deal thrown in and dealt again; ``reason``: field_four, field_four_pairs, hand_four, hand_yaku_both."""
 
     round: int
     reason: str
@@ -22,7 +24,7 @@ class Misdeal:
     stock: tuple[Card, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundStart:
     """A round dealt: both hands, the field and the stock order (first drawn first)."""
 
@@ -34,7 +36,7 @@ class RoundStart:
     stock: tuple[Card, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HandYakuMade:
     """An opening hand that scores at once (teshi, kuttsuki); the round ends."""
 
@@ -43,7 +45,7 @@ class HandYakuMade:
     points: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Play:
     """The hand step: ``card`` played; ``captured`` holds it and what it took (0: it stayed on the field)."""
 
@@ -52,7 +54,7 @@ class Play:
     captured: Mask
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Draw:
     """The draw step: ``card`` turned over; ``choice`` when it matches two field cards and the player must choose."""
 
@@ -62,7 +64,7 @@ class Draw:
     choice: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DrawCapture:
     """The player's choice for a drawn card that matched two field cards."""
 
@@ -71,7 +73,7 @@ class DrawCapture:
     captured: Mask
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class YakuMade:
     """After both steps the player's yaku rose: ``points`` is the yaku total, ``yaku`` the names held."""
 
@@ -81,7 +83,7 @@ class YakuMade:
     last_turn: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class KoikoiDecision:
     """The player's answer to the choice: ``koikoi`` True to play on, False to stop."""
 
@@ -90,7 +92,7 @@ class KoikoiDecision:
     calls: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RoundEnd:
     """A round's result. ``winner`` None: nobody scored. ``reason``: stop, auto_stop, exhausted, teshi, kuttsuki."""
 
@@ -103,7 +105,7 @@ class RoundEnd:
     scores: tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MatchEnd:
     """The match result. ``winner`` None: a draw. ``reason``: rounds (all played) or broke (a player ran out)."""
 
@@ -113,5 +115,7 @@ class MatchEnd:
     reason: str
 
 
-Event = Misdeal | RoundStart | HandYakuMade | Play | Draw | DrawCapture | YakuMade | KoikoiDecision | RoundEnd | MatchEnd
+Event = (
+    Misdeal | RoundStart | HandYakuMade | Play | Draw | DrawCapture | YakuMade | KoikoiDecision | RoundEnd | MatchEnd
+)
 """Any event."""

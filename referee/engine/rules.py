@@ -239,7 +239,7 @@ def rules_from_dict(data: dict[str, Any], *, source: str = "rules") -> Rules:
 
 def _check(key: str, value: Any, source: str) -> Any:
     f = _FIELDS[key]
-    kind = f.type
+    kind = str(f.type)
     if kind == "str":
         if not isinstance(value, str) or not value or len(value) > 64:
             raise RulesError(f"{source}: field {key!r}: expected a name of 1 to 64 characters")
@@ -286,10 +286,7 @@ def load_rules(spec: str | Path) -> Rules:
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesError(f"{path}: cannot read: {exc}") from None
     try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (ValueError, RecursionError) as exc:
         raise RulesError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'TOML'}: {exc}") from None
     return rules_from_dict(data, source=str(path))

@@ -6,7 +6,9 @@ replayed. Seats are 0 and 1 inside the engine (seat 1 and seat 2 at the edges).
 
 from __future__ import annotations
 
+import hashlib
 import random
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -14,7 +16,7 @@ from typing import Any, NamedTuple
 
 from referee.engine import cards as C
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
-from referee.engine.errors import DealError, IllegalActionError
+from referee.engine.errors import DealError, IllegalActionError, UnknownCardError
 from referee.engine.events import (
     Draw,
     DrawCapture,
@@ -38,7 +40,7 @@ from referee.engine.rules import (
     Rules,
     TieBreak,
 )
-from referee.engine.yaku import HandYaku, evaluate, koikoi_total, score, yaku_names
+from referee.engine.yaku import HandYaku, evaluate, score, yaku_names
 
 
 class Phase(IntEnum):
@@ -59,6 +61,12 @@ class ActionKind(IntEnum):
     KOIKOI = 3
 
 
+# Module-level aliases of enum members: enum attribute lookups are slow on the hot path.
+_AK_PLAY, _AK_CHOOSE, _AK_STOP, _AK_KOIKOI = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.STOP, ActionKind.KOIKOI
+_PH_PLAY, _PH_DRAW_CHOICE, _PH_KOIKOI, _PH_MATCH_OVER = Phase.PLAY, Phase.DRAW_CHOICE, Phase.KOIKOI, Phase.MATCH_OVER
+_CHOOSE3, _RISE, _AUTO_STOP = CaptureThree.CHOOSE, Reopen.POINTS_RISE, LastTurn.AUTO_STOP
+
+
 class Action(NamedTuple):
     """One action. ``card``: the hand card played (PLAY) or the drawn card (CHOOSE); ``target``: the field card
     chosen when there is a choice, else -1. Actions sort by kind, card, target."""
@@ -68,26 +76,34 @@ class Action(NamedTuple):
     target: Card = -1
 
     def to_json(self) -> dict[str, Any]:
-        """The wire form: ``{"play": id}``, ``{"play": id, "capture": id}``, ``{"capture": id}``, ``{"koikoi": bool}``."""
-        if self.kind is ActionKind.PLAY:
+        """Wire form: ``{"play": id}``, ``{"play": id, "capture": id}``, ``{"capture": id}``, ``{"koikoi": bool}``."""
+        if self.kind is _AK_PLAY:
             if self.target >= 0:
                 return {"play": C.CARD_IDS[self.card], "capture": C.CARD_IDS[self.target]}
             return {"play": C.CARD_IDS[self.card]}
-        if self.kind is ActionKind.CHOOSE:
+        if self.kind is _AK_CHOOSE:
             return {"capture": C.CARD_IDS[self.target]}
-        return {"koikoi": self.kind is ActionKind.KOIKOI}
+        return {"koikoi": self.kind is _AK_KOIKOI}
 
     def __str__(self) -> str:
-        if self.kind is ActionKind.PLAY:
+        if self.kind is _AK_PLAY:
             tail = f" capture {C.CARD_IDS[self.target]}" if self.target >= 0 else ""
             return f"play {C.CARD_IDS[self.card]}{tail}"
-        if self.kind is ActionKind.CHOOSE:
+        if self.kind is _AK_CHOOSE:
             return f"capture {C.CARD_IDS[self.target]}"
-        return "koi-koi" if self.kind is ActionKind.KOIKOI else "stop"
+        return "koi-koi" if self.kind is _AK_KOIKOI else "stop"
 
 
-STOP = Action(ActionKind.STOP)
-KOIKOI = Action(ActionKind.KOIKOI)
+STOP = Action(_AK_STOP)
+KOIKOI = Action(_AK_KOIKOI)
+
+# Every PLAY and CHOOSE action, built once: _PLAY[card][target + 1], _CHOOSE[card][target].
+_PLAY: tuple[tuple[Action, ...], ...] = tuple(
+    tuple(Action(_AK_PLAY, c, t) for t in range(-1, 48)) for c in range(48)
+)
+_CHOOSE: tuple[tuple[Action, ...], ...] = tuple(
+    tuple(Action(_AK_CHOOSE, c, t) for t in range(48)) for c in range(48)
+)
 
 
 def action_from_json(data: Mapping[str, Any], state: State) -> Action:
@@ -100,12 +116,12 @@ def action_from_json(data: Mapping[str, Any], state: State) -> Action:
         if keys == {"koikoi"} and isinstance(data["koikoi"], bool):
             return KOIKOI if data["koikoi"] else STOP
         if keys == {"play"}:
-            return Action(ActionKind.PLAY, C.card(data["play"]))
+            return Action(_AK_PLAY, C.card(data["play"]))
         if keys == {"play", "capture"}:
-            return Action(ActionKind.PLAY, C.card(data["play"]), C.card(data["capture"]))
+            return Action(_AK_PLAY, C.card(data["play"]), C.card(data["capture"]))
         if keys == {"capture"}:
-            return Action(ActionKind.CHOOSE, state.pending, C.card(data["capture"]))
-    except (C.UnknownCardError, TypeError) as exc:
+            return Action(_AK_CHOOSE, state.pending, C.card(data["capture"]))
+    except (UnknownCardError, TypeError) as exc:
         raise IllegalActionError(f"bad action {dict(data)!r}: {exc}") from None
     raise IllegalActionError(f"bad action {dict(data)!r}: expected play, play+capture, capture or koikoi")
 
@@ -128,11 +144,12 @@ class Deal:
             if not isinstance(hands, list) or len(hands) != 2:
                 raise DealError("hands: expected two lists of 8 card ids")
             groups = [hands[0], hands[1], data["field"], data["stock"]]
-            for name, group, size in zip(("hands[0]", "hands[1]", "field", "stock"), groups, (8, 8, 8, 24), strict=True):
+            names = ("hands[0]", "hands[1]", "field", "stock")
+            for name, group, size in zip(names, groups, (8, 8, 8, 24), strict=True):
                 if not isinstance(group, list) or len(group) != size:
                     raise DealError(f"{name}: expected {size} card ids")
             ints = [[C.card(x) for x in g] for g in groups]
-        except C.UnknownCardError as exc:
+        except UnknownCardError as exc:
             raise DealError(str(exc)) from None
         flat = [c for g in ints for c in g]
         if len(set(flat)) != 48:
@@ -149,10 +166,18 @@ class Deal:
         }
 
 
+_KEYS = struct.Struct(">48I").unpack
+_DECK = range(48)
+
+
 def shuffled_deal(seed: int, index: int) -> Deal:
-    """The ``index``-th deal of a match with ``seed`` (deterministic; redeals take the next index)."""
-    deck = list(range(48))
-    random.Random(f"koikoi/{seed}/{index}").shuffle(deck)
+    """The ``index``-th deal of a match with ``seed`` (deterministic; redeals take the next index).
+
+    The deck is sorted by 48 random 32-bit keys from SHAKE-256 of the seed and the index: a uniform shuffle up to the
+    chance of a tie (below 3e-7, and then the lower card comes first).
+    """
+    keys = _KEYS(hashlib.shake_256(f"koikoi/{seed}/{index}".encode()).digest(192))
+    deck = sorted(_DECK, key=keys.__getitem__)
     return Deal((C.mask_of(deck[0:8]), C.mask_of(deck[8:16])), C.mask_of(deck[16:24]), tuple(deck[24:]))
 
 
@@ -207,14 +232,36 @@ class State:
 
     def _copy(self) -> State:
         new = State.__new__(State)
-        for name in State.__slots__:
-            object.__setattr__(new, name, getattr(self, name))
+        new.captured = self.captured
+        new.deal_index = self.deal_index
+        new.dealer = self.dealer
+        new.deals = self.deals
+        new.events = self.events
+        new.field = self.field
+        new.first_dealer = self.first_dealer
+        new.hands = self.hands
+        new.history = self.history
+        new.koikoi = self.koikoi
+        new.last_names = self.last_names
+        new.last_points = self.last_points
+        new.leader = self.leader
+        new.pending = self.pending
+        new.phase = self.phase
+        new.round = self.round
+        new.rules = self.rules
+        new.scores = self.scores
+        new.seed = self.seed
+        new.stock = self.stock
+        new.stock_pos = self.stock_pos
+        new.to_move = self.to_move
+        new.turn = self.turn
+        new.winner = self.winner
         return new
 
     @property
     def is_over(self) -> bool:
         """True when the match has ended."""
-        return self.phase is Phase.MATCH_OVER
+        return self.phase is _PH_MATCH_OVER
 
     @property
     def stock_left(self) -> int:
@@ -251,7 +298,7 @@ def new_match(
     s.first_dealer = s.dealer = s.leader = s.to_move = first_dealer
     s.round = 1
     s.scores = (rules.starting_points, rules.starting_points)
-    s.phase = Phase.PLAY
+    s.phase = _PH_PLAY
     s.hands, s.field, s.stock, s.stock_pos = (0, 0), 0, (), 0
     s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
     s.pending, s.turn, s.history, s.winner = -1, 0, (), None
@@ -262,41 +309,60 @@ def new_match(
 
 
 def _can_match(hand: Mask, field: Mask) -> bool:
-    while hand:
-        low = hand & -hand
-        if field & CARD_MONTH_MASK[low.bit_length() - 1]:
-            return True
-        hand ^= low
-    return False
+    return bool(field & months_of(hand))
+
+
+def _month_actions(month: int, hand_nibble: int, field_nibble: int, choose3: bool) -> tuple[Action, ...]:
+    """The PLAY actions of the hand cards of one month, given that month's hand and field cards."""
+    out: list[Action] = []
+    targets = [month * 4 + i for i in range(4) if field_nibble >> i & 1]
+    for i in range(4):
+        if not hand_nibble >> i & 1:
+            continue
+        c = month * 4 + i
+        if len(targets) == 2 or (len(targets) == 3 and choose3):
+            out.extend(_PLAY[c][t + 1] for t in targets)
+        else:
+            out.append(_PLAY[c][0])
+    return tuple(out)
+
+
+# _LEGAL[choose3][month * 256 + hand_nibble * 16 + field_nibble]: the PLAY actions of one month's hand cards.
+_LEGAL: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+    tuple(_month_actions(i >> 8, i >> 4 & 15, i & 15, choose3) for i in range(12 * 256)) for choose3 in (False, True)
+)
+_NIBBLE_LOW = int("1" * 12, 16)  # bit 0 of each month's four bits
 
 
 def legal_actions(state: State) -> list[Action]:
     """The legal actions, sorted; empty only when the match is over."""
     phase = state.phase
-    if phase is Phase.PLAY:
+    if phase is _PH_PLAY:
         hand, field = state.hands[state.to_move], state.field
         rules = state.rules
-        discard_ok = not (rules.must_match_from_hand and _can_match(hand, field))
-        choose3 = rules.capture_three is CaptureThree.CHOOSE
+        table = _LEGAL[rules.capture_three is _CHOOSE3]
         out: list[Action] = []
-        for c in C.cards_of(hand):
-            m = field & CARD_MONTH_MASK[c]
-            if not m:
-                if discard_ok:
-                    out.append(Action(ActionKind.PLAY, c, -1))
-                continue
-            n = m.bit_count()
-            if n == 2 or (n == 3 and choose3):
-                out.extend(Action(ActionKind.PLAY, c, t) for t in C.cards_of(m))
-            else:
-                out.append(Action(ActionKind.PLAY, c, -1))
+        months = (hand | hand >> 1 | hand >> 2 | hand >> 3) & _NIBBLE_LOW
+        while months:
+            low = months & -months
+            months ^= low
+            shift = low.bit_length() - 1
+            out += table[shift << 6 | (hand >> shift & 15) << 4 | (field >> shift & 15)]
+        if rules.must_match_from_hand and field & months_of(hand):
+            return [a for a in out if field & CARD_MONTH_MASK[a.card]]
         return out
-    if phase is Phase.DRAW_CHOICE:
+    if phase is _PH_DRAW_CHOICE:
         m = state.field & CARD_MONTH_MASK[state.pending]
-        return [Action(ActionKind.CHOOSE, state.pending, t) for t in C.cards_of(m)]
-    if phase is Phase.KOIKOI:
+        row = _CHOOSE[state.pending]
+        return [row[t] for t in C.cards_of(m)]
+    if phase is _PH_KOIKOI:
         return [STOP, KOIKOI]
     return []
+
+
+def months_of(mask: Mask) -> Mask:
+    """All four cards of every month that ``mask`` holds a card of."""
+    return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _NIBBLE_LOW) * 15
 
 
 def is_legal(state: State, action: Action) -> bool:
@@ -304,7 +370,7 @@ def is_legal(state: State, action: Action) -> bool:
     if not isinstance(action, Action):
         return False
     phase, kind = state.phase, action.kind
-    if phase is Phase.PLAY and kind is ActionKind.PLAY:
+    if phase is _PH_PLAY and kind is _AK_PLAY:
         c, t = action.card, action.target
         if not (isinstance(c, int) and 0 <= c < 48 and state.hands[state.to_move] >> c & 1):
             return False
@@ -314,10 +380,10 @@ def is_legal(state: State, action: Action) -> bool:
             return t == -1 and not (
                 state.rules.must_match_from_hand and _can_match(state.hands[state.to_move], state.field)
             )
-        if n == 2 or (n == 3 and state.rules.capture_three is CaptureThree.CHOOSE):
+        if n == 2 or (n == 3 and state.rules.capture_three is _CHOOSE3):
             return isinstance(t, int) and 0 <= t < 48 and bool(m >> t & 1)
         return t == -1
-    if phase is Phase.DRAW_CHOICE and kind is ActionKind.CHOOSE:
+    if phase is _PH_DRAW_CHOICE and kind is _AK_CHOOSE:
         t = action.target
         return (
             action.card == state.pending
@@ -325,44 +391,35 @@ def is_legal(state: State, action: Action) -> bool:
             and 0 <= t < 48
             and bool((state.field & CARD_MONTH_MASK[state.pending]) >> t & 1)
         )
-    if phase is Phase.KOIKOI:
-        return action == STOP or action == KOIKOI
+    if phase is _PH_KOIKOI:
+        return action in (STOP, KOIKOI)
     return False
+
+
+def _illegal(state: State, action: object) -> IllegalActionError:
+    if state.phase is _PH_MATCH_OVER:
+        return IllegalActionError(f"the match is over; no action is possible (got {action!r})")
+    return IllegalActionError(f"illegal action in phase {state.phase.name}: {action!r}")
 
 
 def apply(state: State, action: Action) -> State:
     """The state after ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it is not legal."""
+    if state.phase is _PH_PLAY and type(action) is Action and action.kind is _AK_PLAY:
+        return _apply_play(state, action)
     if not is_legal(state, action):
-        if state.phase is Phase.MATCH_OVER:
-            raise IllegalActionError(f"the match is over; {action!s} is not possible")
-        raise IllegalActionError(f"illegal action in phase {state.phase.name}: {action!r}")
+        raise _illegal(state, action)
     s = state._copy()
     events: list[Event] = []
     p = s.to_move
     kind = action.kind
-    if kind is ActionKind.PLAY:
-        c = action.card
-        bit = 1 << c
-        m = s.field & CARD_MONTH_MASK[c]
-        if not m:
-            took = 0
-            s.field |= bit
-        else:
-            took = bit | (1 << action.target if action.target >= 0 else m)
-            s.field &= ~took
-        s.hands = (s.hands[0] & ~bit, s.hands[1]) if p == 0 else (s.hands[0], s.hands[1] & ~bit)
-        if took:
-            s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
-        events.append(Play(p, c, took))
-        _draw(s, p, events)
-    elif kind is ActionKind.CHOOSE:
+    if kind is _AK_CHOOSE:
         took = (1 << s.pending) | (1 << action.target)
         s.field &= ~took
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
         events.append(DrawCapture(p, s.pending, took))
         s.pending = -1
         _end_turn(s, p, events)
-    elif kind is ActionKind.KOIKOI:
+    elif kind is _AK_KOIKOI:
         calls = s.koikoi[p] + 1
         s.koikoi = (calls, s.koikoi[1]) if p == 0 else (s.koikoi[0], calls)
         pts = evaluate(s.captured[p], s.rules, calls)[0]
@@ -376,44 +433,80 @@ def apply(state: State, action: Action) -> State:
     return s
 
 
-def _draw(s: State, p: int, events: list[Event]) -> None:
+def _apply_play(state: State, action: Action) -> State:
+    """The hand step and the draw step of a turn (the hot path: validation inline)."""
+    p = state.to_move
+    c, t = action.card, action.target
+    hand = state.hands[p]
+    if type(c) is not int or not 0 <= c < 48 or not hand >> c & 1 or type(t) is not int:
+        raise _illegal(state, action)
+    field = state.field
+    rules = state.rules
+    bit = 1 << c
+    m = field & CARD_MONTH_MASK[c]
+    if m:
+        n = m.bit_count()
+        if n == 2 or (n == 3 and rules.capture_three is _CHOOSE3):
+            if not 0 <= t < 48 or not m >> t & 1:
+                raise _illegal(state, action)
+            took = bit | 1 << t
+        elif t != -1:
+            raise _illegal(state, action)
+        else:
+            took = bit | m
+        field &= ~took
+    else:
+        if t != -1 or (rules.must_match_from_hand and field & months_of(hand)):
+            raise _illegal(state, action)
+        took = 0
+        field |= bit
+    s = state._copy()
+    events: list[Event] = [Play(p, c, took)]
+    s.hands = (hand & ~bit, s.hands[1]) if p == 0 else (s.hands[0], hand & ~bit)
+    # the draw step
     d = s.stock[s.stock_pos]
     s.stock_pos += 1
-    bit = 1 << d
-    m = s.field & CARD_MONTH_MASK[d]
+    dbit = 1 << d
+    m = field & CARD_MONTH_MASK[d]
     if not m:
-        s.field |= bit
+        s.field = field | dbit
         events.append(Draw(p, d, 0))
     else:
         n = m.bit_count()
-        if n == 2 or (n == 3 and s.rules.capture_three is CaptureThree.CHOOSE):
+        if n == 2 or (n == 3 and rules.capture_three is _CHOOSE3):
+            s.field = field
+            if took:
+                s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
             s.pending = d
-            s.phase = Phase.DRAW_CHOICE
+            s.phase = _PH_DRAW_CHOICE
             events.append(Draw(p, d, 0, True))
-            return
-        took = bit | m
-        s.field &= ~m
+            s.events = tuple(events)
+            return s
+        s.field = field & ~m
+        events.append(Draw(p, d, dbit | m))
+        took |= dbit | m
+    if took:
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
-        events.append(Draw(p, d, took))
-    _end_turn(s, p, events)
+        _end_turn(s, p, events)
+    else:  # nothing captured this turn: the yaku cannot have changed
+        _next_turn(s, p, events)
+    s.events = tuple(events)
+    return s
 
 
 def _end_turn(s: State, p: int, events: list[Event]) -> None:
     rules = s.rules
     base, names = evaluate(s.captured[p], rules, s.koikoi[p])
-    if rules.reopen is Reopen.POINTS_RISE:
-        rise = base > s.last_points[p]
-    else:
-        rise = bool(names & ~s.last_names[p])
+    rise = base > s.last_points[p] if rules.reopen is _RISE else bool(names & ~s.last_names[p])
     s.last_points = (base, s.last_points[1]) if p == 0 else (s.last_points[0], base)
     s.last_names = (names, s.last_names[1]) if p == 0 else (s.last_names[0], names)
     if rise:
         last = s.hands[p] == 0
         events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
-        if last and rules.last_turn is LastTurn.AUTO_STOP:
+        if last and rules.last_turn is _AUTO_STOP:
             _stop(s, p, "auto_stop", events)
             return
-        s.phase = Phase.KOIKOI
+        s.phase = _PH_KOIKOI
         s.to_move = p
         return
     _next_turn(s, p, events)
@@ -426,7 +519,7 @@ def _next_turn(s: State, p: int, events: list[Event]) -> None:
         return
     s.turn += 1
     s.to_move = 1 - p
-    s.phase = Phase.PLAY
+    s.phase = _PH_PLAY
 
 
 def _stop(s: State, p: int, reason: str, events: list[Event]) -> None:
@@ -452,7 +545,7 @@ def _end_round(
             s.winner = 0 if a > b else 1
         else:
             s.winner = s.first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None
-        s.phase = Phase.MATCH_OVER
+        s.phase = _PH_MATCH_OVER
         s.pending = -1
         events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
         return
@@ -474,13 +567,18 @@ def _next_deal(s: State) -> Deal:
     return s.deals[i] if i < len(s.deals) else shuffled_deal(s.seed, i)
 
 
+def _full_month(mask: Mask) -> bool:
+    """Whether ``mask`` holds all four cards of some month."""
+    return bool(mask & mask >> 1 & mask >> 2 & mask >> 3 & _NIBBLE_LOW)
+
+
 def _misdeal_reason(rules: Rules, deal: Deal) -> str | None:
     field = deal.field
-    if rules.misdeal_field_four and any(field & m == m for m in MONTH_MASKS):
+    if rules.misdeal_field_four and _full_month(field):
         return "field_four"
     if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
         return "field_four_pairs"
-    if rules.misdeal_hand_four and any(h & m == m for h in deal.hands for m in MONTH_MASKS):
+    if rules.misdeal_hand_four and (_full_month(deal.hands[0]) or _full_month(deal.hands[1])):
         return "hand_four"
     return None
 
@@ -515,7 +613,7 @@ def _begin_round(s: State, events: list[Event]) -> None:
         s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
         s.hands, s.field, s.stock, s.stock_pos = deal.hands, deal.field, deal.stock, 0
         s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
-        s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, Phase.PLAY
+        s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, _PH_PLAY
         events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
         if found:
             seat, name, pts = found[0]

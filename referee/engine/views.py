@@ -55,7 +55,7 @@ class View:
     legal: tuple[Action, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """Wire form with card ids and seats numbered 1 and 2 (``you`` first in per-seat pairs: no, by seat)."""
+        """Wire form: card ids, and seats numbered 1 and 2 (per-seat pairs are in seat order)."""
         return {
             "seat": self.seat + 1,
             "round": self.round,

@@ -6,6 +6,7 @@ the base points and the set of yaku held, in a handful of ``int.bit_count()`` ca
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -42,6 +43,7 @@ class HandYaku(StrEnum):
 
 _BIT = {y: 1 << i for i, y in enumerate(Yaku)}
 _ORDER = tuple(Yaku)
+_RANK = {y: i for i, y in enumerate(_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,14 +146,98 @@ def _all_yaku(captured: Mask, rules: Rules, koikoi_calls: int) -> list[tuple[Yak
     return out
 
 
+_FIVE, _FOUR_DRY, _FOUR_WET, _THREE = (_BIT[Yaku.FIVE_BRIGHTS], _BIT[Yaku.FOUR_BRIGHTS_DRY],
+                                      _BIT[Yaku.FOUR_BRIGHTS_WET], _BIT[Yaku.THREE_BRIGHTS])
+_POETRY, _BLUE, _BONUS, _BDB = (_BIT[Yaku.POETRY_RIBBONS], _BIT[Yaku.BLUE_RIBBONS], _BIT[Yaku.POETRY_BLUE_BONUS],
+                                _BIT[Yaku.BOAR_DEER_BUTTERFLY])
+_RIBBONS, _ANIMALS, _CHAFF, _CHERRY, _MOON = (_BIT[Yaku.RIBBONS], _BIT[Yaku.ANIMALS], _BIT[Yaku.CHAFF],
+                                              _BIT[Yaku.CHERRY_VIEWING], _BIT[Yaku.MOON_VIEWING])
+_BRIGHTS, _RIBBON_CARDS, _ANIMAL_CARDS, _CHAFF_CARDS = C.BRIGHTS, C.RIBBONS, C.ANIMALS, C.CHAFF
+_POETRY_CARDS, _BLUE_CARDS, _BDB_CARDS = C.POETRY, C.BLUE, C.BOAR_DEER_BUTTERFLY
+_RAIN, _SAKE_BIT, _CURTAIN_BIT, _MOON_BIT = 1 << C.RAINMAN, 1 << C.SAKE, 1 << C.CURTAIN, 1 << C.MOON
+
+
 def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, int]:
-    """``(base points, bit set of yaku held)`` of a capture pile; the fast path of the match loop."""
-    base = 0
-    names = 0
-    for name, pts, _ in _all_yaku(captured, rules, koikoi_calls):
-        base += pts
-        names |= _BIT[name]
+    """``(base points, bit set of yaku held)`` of a capture pile: the fast path of the match loop.
+
+    Equal to ``score()``'s base and names (a test checks it over random piles); written out for speed.
+    """
+    if rules.bright_yaku_combine:
+        base = names = 0
+        for name, pts, _ in _all_yaku(captured, rules, koikoi_calls):
+            base += pts
+            names |= _BIT[name]
+        return base, names
+    base = names = 0
+    b = captured & _BRIGHTS
+    if b:
+        n = b.bit_count()
+        if n == 5:
+            pts, bit = rules.five_brights, _FIVE
+        elif n == 4:
+            pts, bit = (rules.four_brights_wet, _FOUR_WET) if b & _RAIN else (rules.four_brights_dry, _FOUR_DRY)
+        elif n == 3 and not b & _RAIN:
+            pts, bit = rules.three_brights, _THREE
+        else:
+            pts = bit = 0
+        if pts:
+            base += pts
+            names |= bit
+    r = captured & _RIBBON_CARDS
+    if r:
+        poetry = r & _POETRY_CARDS == _POETRY_CARDS
+        blue = r & _BLUE_CARDS == _BLUE_CARDS
+        if poetry and rules.poetry_ribbons:
+            base += rules.poetry_ribbons
+            names |= _POETRY
+        if blue and rules.blue_ribbons:
+            base += rules.blue_ribbons
+            names |= _BLUE
+        if poetry and blue and rules.poetry_blue_bonus:
+            base += rules.poetry_blue_bonus
+            names |= _BONUS
+        n = r.bit_count()
+        if n >= rules.ribbons_min:
+            pts = rules.ribbons_points + (n - rules.ribbons_min) * rules.ribbons_extra
+            if pts:
+                base += pts
+                names |= _RIBBONS
+    if captured & _BDB_CARDS == _BDB_CARDS and rules.boar_deer_butterfly:
+        base += rules.boar_deer_butterfly
+        names |= _BDB
+    n = (captured & _ANIMAL_CARDS).bit_count()
+    if n >= rules.animals_min:
+        pts = rules.animals_points + (n - rules.animals_min) * rules.animals_extra
+        if pts:
+            base += pts
+            names |= _ANIMALS
+    sake = captured & _SAKE_BIT
+    n = (captured & _CHAFF_CARDS).bit_count() + (1 if sake and rules.sake_as_chaff else 0)
+    if n >= rules.chaff_min:
+        pts = rules.chaff_points + (n - rules.chaff_min) * rules.chaff_extra
+        if pts:
+            base += pts
+            names |= _CHAFF
+    if sake:
+        if captured & _CURTAIN_BIT:
+            pts = rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing
+            if pts:
+                base += pts
+                names |= _CHERRY
+        if captured & _MOON_BIT:
+            pts = rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing
+            if pts:
+                base += pts
+                names |= _MOON
     return base, names
+
+
+def yaku_bits(found: Iterable[Yaku]) -> int:
+    """The bit set of some yaku names, as :func:`evaluate` returns it."""
+    bits = 0
+    for y in found:
+        bits |= _BIT[y]
+    return bits
 
 
 def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
@@ -169,12 +255,13 @@ def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -
         raise ValueError("koikoi_calls must be 0 or more")
     mask = captured if isinstance(captured, int) else C.mask_of_ids(captured)
     found = _all_yaku(mask, rules, koikoi_calls)
-    found.sort(key=lambda y: _ORDER.index(y[0]))
+    found.sort(key=lambda y: _RANK[y[0]])
     base = sum(p for _, p, _ in found)
     total = koikoi_total(base, koikoi_calls, rules.koikoi_scoring) if base else 0
     return Score(tuple(YakuScore(n, p, m) for n, p, m in found), base, total)
 
 
-def yaku_names(bits: int) -> list[Yaku]:
-    """The yaku named by a bit set from :func:`evaluate`."""
-    return [y for y in _ORDER if bits & _BIT[y]]
+@functools.cache
+def yaku_names(bits: int) -> tuple[Yaku, ...]:
+    """The yaku named by a bit set from :func:`evaluate`, in table order."""
+    return tuple(y for y in _ORDER if bits & _BIT[y])
