@@ -60,9 +60,7 @@ def bot(tmp_path: Path) -> str:
     return f"{sys.executable} {path}"
 
 
-def referee(
-    *args: str | Path, check: int | None = 0, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
+def referee(*args: str | Path, check: int | None = 0, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the CLI; assert its exit code unless ``check`` is None."""
     exe = Path(sys.executable).parent / "koikoi-referee"
     proc = subprocess.run(
@@ -339,10 +337,7 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     assert "not a tournament folder" in cli("tournament", "--resume", tmp_path, check=2)[1]
     assert "not found" in cli("tournament", "-b", "a=no/such/bot", "-b", f"b={bot} first", check=2)[1]
     assert "needs --sprt" in cli("tournament", *two, "--fail-if-worse", check=2)[1]
-    assert (
-        "exactly two bots"
-        in cli("tournament", *two, "-b", "c=bots/greedy_bot.py", "--sprt", "0,5", check=2)[1]
-    )
+    assert "exactly two bots" in cli("tournament", *two, "-b", "c=bots/greedy_bot.py", "--sprt", "0,5", check=2)[1]
     assert "Exit codes" in cli("tournament", "--help")[0]
 
 

@@ -35,9 +35,7 @@ from referee.tournament.stats import PENTANOMIAL_SCORES, _mle, score_of_elo
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def make_config(
-    n: int = 3, pairs: int = 4, fmt: Format = Format.ROUND_ROBIN, **kw: object
-) -> TournamentConfig:
+def make_config(n: int = 3, pairs: int = 4, fmt: Format = Format.ROUND_ROBIN, **kw: object) -> TournamentConfig:
     bots = tuple(BotSpec(f"bot{i}", f"python3 bot{i}.py") for i in range(n))
     return TournamentConfig(bots=bots, rules=PRESETS["cardavia"], format=fmt, pairs=pairs, **kw)  # type: ignore[arg-type]
 
@@ -124,9 +122,7 @@ def test_pair_seeds_do_not_depend_on_bot_order_or_other_bots() -> None:
         return {(frozenset(m.seats), m.pair): m.seed for m in build_schedule(cfg)}
 
     base = seeds(make_config(3))
-    reordered = TournamentConfig(
-        bots=tuple(reversed(make_config(3).bots)), rules=PRESETS["cardavia"], pairs=4
-    )
+    reordered = TournamentConfig(bots=tuple(reversed(make_config(3).bots)), rules=PRESETS["cardavia"], pairs=4)
     assert seeds(reordered) == base
     gauntlet = seeds(make_config(3, fmt=Format.GAUNTLET, gauntlet="bot1"))
     assert gauntlet and all(base[k] == v for k, v in gauntlet.items())

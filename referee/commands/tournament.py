@@ -103,14 +103,10 @@ def _build(
 @tournament_app.callback()
 def tournament_cmd(
     ctx: typer.Context,
-    bot: Annotated[
-        list[str] | None, typer.Option("--bot", "-b", help="A bot as NAME=COMMAND; repeat.")
-    ] = None,
+    bot: Annotated[list[str] | None, typer.Option("--bot", "-b", help="A bot as NAME=COMMAND; repeat.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="A tournament file (TOML).")] = None,
     rules: Annotated[str | None, typer.Option("--rules", "-r", help="A rules preset or rules file.")] = None,
-    rounds: Annotated[
-        int | None, typer.Option("--rounds", min=1, help="Override the rules' rounds per match.")
-    ] = None,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Override the rules' rounds per match.")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="round-robin (default) or gauntlet.")] = None,
     gauntlet: Annotated[
         str | None,
@@ -133,9 +129,7 @@ def tournament_cmd(
     resume_dir: Annotated[
         Path | None, typer.Option("--resume", help="Continue the interrupted tournament in this folder.")
     ] = None,
-    shard: Annotated[
-        str | None, typer.Option("--shard", help="Play shard K of N (K/N); merge the folders.")
-    ] = None,
+    shard: Annotated[str | None, typer.Option("--shard", help="Play shard K of N (K/N); merge the folders.")] = None,
     sprt_text: Annotated[
         str | None,
         typer.Option(
@@ -144,16 +138,12 @@ def tournament_cmd(
             "stronger by elo1 (H1) or not stronger than elo0 (H0). Two bots.",
         ),
     ] = None,
-    fail_if_worse: Annotated[
-        bool, typer.Option("--fail-if-worse", help="Exit 1 if the SPRT accepts H0.")
-    ] = False,
+    fail_if_worse: Annotated[bool, typer.Option("--fail-if-worse", help="Exit 1 if the SPRT accepts H0.")] = False,
     min_score: Annotated[
         float | None,
         typer.Option("--min-score", help="Exit 1 if the first/gauntlet bot scores below X (0..1)."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")
-    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")] = False,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -187,12 +177,8 @@ def tournament_cmd(
                 typer.echo(f"koikoi-referee: warning: {w}", err=True)
         else:
             if not bot and config is None:
-                fail(
-                    "name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config"
-                )
-            cfg = _build(
-                config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms
-            )
+                fail("name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config")
+            cfg = _build(config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms)
             options = RunOptions(
                 jobs=n_jobs,
                 shard=parse_shard(shard) if shard else (1, 1),
@@ -217,9 +203,7 @@ def tournament_cmd(
     except RefereeError as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(
-            json.dumps(to_json(outcome.standings, {"folder": str(store.root), "complete": outcome.complete}))
-        )
+        typer.echo(json.dumps(to_json(outcome.standings, {"folder": str(store.root), "complete": outcome.complete})))
     else:
         typer.echo(outcome.table)
         typer.echo(f"results in {store.root}")
@@ -231,12 +215,8 @@ def tournament_cmd(
 @tournament_app.command("merge")
 def merge_cmd(
     dirs: Annotated[list[Path], typer.Argument(help="Shard folders of one tournament.")],
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the merged tournament folder here.")
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")
-    ] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the merged tournament folder here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")] = False,
 ) -> None:
     """Combine shard folders into one standings table.
 
@@ -254,13 +234,9 @@ def merge_cmd(
         typer.echo(f"koikoi-referee: warning: {w}", err=True)
     if result.missing:
         shown = ", ".join(result.missing[:5]) + (" ..." if len(result.missing) > 5 else "")
-        typer.echo(
-            f"koikoi-referee: warning: {len(result.missing)} scheduled match(es) missing: {shown}", err=True
-        )
+        typer.echo(f"koikoi-referee: warning: {len(result.missing)} scheduled match(es) missing: {shown}", err=True)
     if as_json:
-        typer.echo(
-            json.dumps(to_json(result.standings, {"complete": not result.missing, "missing": result.missing}))
-        )
+        typer.echo(json.dumps(to_json(result.standings, {"complete": not result.missing, "missing": result.missing})))
     else:
         typer.echo(result.table)
     for line in result.failures:

@@ -96,9 +96,7 @@ class TournamentConfig:
         names = [b.name for b in self.bots]
         for name in names:
             if not NAME_RE.match(name):
-                raise TournamentError(
-                    f"bot name {name!r}: use 1 to 32 letters, digits or _.+- (start alphanumeric)"
-                )
+                raise TournamentError(f"bot name {name!r}: use 1 to 32 letters, digits or _.+- (start alphanumeric)")
         if len(set(names)) != len(names):
             raise TournamentError(f"bot names must be unique; got {', '.join(names)}")
         if len(self.bots) < 2:
@@ -180,9 +178,7 @@ class RunOptions:
         try:
             k, n = data["shard"]
             sprt = Sprt(**data["sprt"]) if data.get("sprt") else None
-            return RunOptions(
-                jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score")
-            )
+            return RunOptions(jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"))
         except (KeyError, TypeError, ValueError) as exc:
             raise TournamentError(f"malformed run options: {exc}") from None
 
@@ -199,9 +195,7 @@ def parse_bot(text: str) -> BotSpec:
     """``NAME=COMMAND``."""
     name, sep, command = text.partition("=")
     if not sep or not name.strip() or not command.strip():
-        raise TournamentError(
-            f"--bot {text!r}: expected NAME=COMMAND, e.g. greedy='python bots/greedy_bot.py'"
-        )
+        raise TournamentError(f"--bot {text!r}: expected NAME=COMMAND, e.g. greedy='python bots/greedy_bot.py'")
     return BotSpec(name.strip(), command.strip())
 
 
@@ -274,9 +268,7 @@ def config_from_dict(
     try:
         fmt = Format(data.get("format", Format.ROUND_ROBIN.value))
     except ValueError:
-        raise TournamentError(
-            f"{source}: format must be one of {', '.join(f.value for f in Format)}"
-        ) from None
+        raise TournamentError(f"{source}: format must be one of {', '.join(f.value for f in Format)}") from None
     return TournamentConfig(
         bots=tuple(BotSpec(n, c) for n, c in bots_table.items()),
         rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),

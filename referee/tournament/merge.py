@@ -48,9 +48,7 @@ def merge(dirs: list[Path], out: Path | None = None) -> MergeResult:
                 f"{d} is a different tournament (bots, rules, pairs, seed or time differ) from {dirs[0]}"
             )
         if s.options.shard[1] != n:
-            raise TournamentError(
-                f"{d} is shard {s.options.shard[0]}/{s.options.shard[1]}, expected one of N={n}"
-            )
+            raise TournamentError(f"{d} is shard {s.options.shard[0]}/{s.options.shard[1]}, expected one of N={n}")
     seen: dict[int, Path] = {}
     for d, s in zip(dirs, stores, strict=True):
         k = s.options.shard[0]

@@ -42,9 +42,7 @@ def describe(rec: Record) -> str:
 class ProgressDisplay:
     """Matches done out of the total, elapsed time and an estimate of the time left."""
 
-    def __init__(
-        self, total: int, done: int, *, stream: TextIO | None = None, live: bool | None = None
-    ) -> None:
+    def __init__(self, total: int, done: int, *, stream: TextIO | None = None, live: bool | None = None) -> None:
         self.stream = stream or sys.stdout
         self.total = total
         self.done = done

@@ -103,9 +103,7 @@ def table(st: Standings) -> str:
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
     left = {1}
     lines = [
-        "  ".join(
-            cell.ljust(widths[c]) if c in left else cell.rjust(widths[c]) for c, cell in enumerate(r)
-        ).rstrip()
+        "  ".join(cell.ljust(widths[c]) if c in left else cell.rjust(widths[c]) for c, cell in enumerate(r)).rstrip()
         for r in [head, *rows]
     ]
     out = "\n".join(lines)
@@ -118,9 +116,7 @@ def table(st: Standings) -> str:
             )
     if st.sprt:
         s = st.sprt
-        out += (
-            f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
-        )
+        out += f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
     return out
 
 

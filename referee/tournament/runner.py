@@ -1,28 +1,32 @@
-"""Running a tournament's matches: bot processes reused across a pairing's matches, in parallel worker
-processes.
+"""Running a tournament's matches: bot processes reused across a pairing's matches, in parallel workers.
 
-The schedule is cut into work units (a pairing's consecutive deal pairs, see :func:`work_units`). A unit runs
-in one asyncio loop that starts the pairing's two bots once and plays every match of the unit on them (the
-protocol's ``new_match``); a bot that forfeits is closed and started afresh for the next match, so a crash,
-hang or stray output never leaks into another match. With ``jobs`` above 1 the units run in a pool of worker
-processes, each one sending finished results back to the main process, which alone writes the progress log. A
-worker whose parent dies (even by SIGKILL) kills its bots and exits.
+The schedule is cut into small work units (a pairing's consecutive deal pairs, see :func:`work_units`). A
+worker keeps one asyncio loop and a cache of started bots, one per bot name: consecutive units of the same
+pairing play on the same two processes (the protocol's ``new_match``), and the bots are only closed when the
+worker moves to another pairing or ends. A bot that forfeits is closed and started afresh for its next match,
+so a crash, hang or stray output never leaks into another match.
+
+With ``jobs`` above 1, ``jobs`` worker processes take units from a shared queue and send each finished result
+back to the main process, which alone writes the progress log. A worker whose parent dies (even by SIGKILL)
+kills its bots and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures as cf
+import contextlib
 import multiprocessing as mp
 import os
 import queue
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.errors import RefereeError
 from referee.match import MatchConfig, TimeControl, play_match
 from referee.process import kill_all_now
 from referee.seats import BotSeat
@@ -31,6 +35,10 @@ from referee.tournament.schedule import MatchSpec, work_units
 
 Emit = Callable[[MatchSpec, dict[str, Any]], None]
 """Called with each finished match and its result's JSON."""
+
+
+class WorkerError(RefereeError):
+    """A worker process failed outside any bot's fault (a bug or a lost worker); the run can be resumed."""
 
 
 def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None) -> MatchConfig:
@@ -46,40 +54,41 @@ def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None)
     )
 
 
+async def close_seats(seats: dict[str, BotSeat], keep: frozenset[str] = frozenset()) -> None:
+    """Close (bye, then kill the process group) every cached seat not named in ``keep``."""
+    for name in [n for n in seats if n not in keep]:
+        await seats.pop(name).close()
+
+
 async def play_unit(
     config: TournamentConfig,
     root: Path,
     specs: Sequence[MatchSpec],
     emit: Emit,
-    should_stop: Callable[[], bool] = lambda: False,
+    should_stop: Callable[[], bool],
+    seats: dict[str, BotSeat],
 ) -> int:
-    """Play ``specs`` (one pairing) on two reused bot seats; returns the number of matches played."""
+    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played."""
     commands = {b.name: b.command for b in config.bots}
-    seats: dict[str, BotSeat] = {}
+    if specs:
+        await close_seats(seats, frozenset(specs[0].seats))
     played = 0
-
-    def seat_for(name: str, spec: MatchSpec) -> BotSeat:
-        if name not in seats:
-            log = root / "logs" / f"{spec.match_id}.{name}.log"
-            seats[name] = BotSeat(commands[name], label=name, stderr_path=log)
-        return seats[name]
-
-    try:
-        for spec in specs:
-            if should_stop():
-                break
-            pair = (seat_for(spec.seats[0], spec), seat_for(spec.seats[1], spec))
-            replay = root / "replays" / f"{spec.match_id}.jsonl"
-            result = await play_match(pair, match_config(config, spec, replay))
-            emit(spec, result.to_json())
-            played += 1
-            broken = {spec.seats[result.forfeit.seat]} if result.forfeit is not None else set()
-            broken |= {name for name, seat in seats.items() if seat.failed is not None}
-            for name in broken:
-                await seats.pop(name).close()
-    finally:
-        for seat in seats.values():
-            await seat.close()
+    for spec in specs:
+        if should_stop():
+            break
+        for name in spec.seats:
+            if name not in seats:
+                log = root / "logs" / f"{spec.match_id}.{name}.log"
+                seats[name] = BotSeat(commands[name], label=name, stderr_path=log)
+        pair = (seats[spec.seats[0]], seats[spec.seats[1]])
+        replay = root / "replays" / f"{spec.match_id}.jsonl"
+        result = await play_match(pair, match_config(config, spec, replay))
+        emit(spec, result.to_json())
+        played += 1
+        broken = {spec.seats[result.forfeit.seat]} if result.forfeit is not None else set()
+        broken |= {name for name, seat in seats.items() if seat.failed is not None}
+        for name in broken:
+            await seats.pop(name).close()
     return played
 
 
@@ -93,18 +102,19 @@ def run_serial(
     """Play ``matches`` in this process, one unit after another (``-j 1``)."""
 
     async def _all() -> None:
-        for unit in work_units(list(matches), 1):
-            if should_stop():
-                return
-            await play_unit(config, root, unit, emit, should_stop)
+        seats: dict[str, BotSeat] = {}
+        try:
+            for unit in work_units(list(matches), 1):
+                if should_stop():
+                    return
+                await play_unit(config, root, unit, emit, should_stop, seats)
+        finally:
+            await close_seats(seats)
 
     asyncio.run(_all())
 
 
-# -- worker processes ---------------------------------------------------------------------------------------
-
-_results: Any = None
-_stop: Any = None
+# -- worker processes ----------------------------------------------------------------------------------------
 
 
 def _watch_parent(parent: int) -> None:
@@ -115,26 +125,42 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
-def _init_worker(results: Any, stop: Any, parent: int) -> None:
-    global _results, _stop
+def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the workers
-    _results, _stop = results, stop
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
-def _worker_unit(config_json: dict[str, Any], root: str, specs: list[MatchSpec]) -> int:
     config = TournamentConfig.from_json(config_json)
+    loop = asyncio.new_event_loop()
+    seats: dict[str, BotSeat] = {}
+    played = 0
 
     def emit(spec: MatchSpec, result: dict[str, Any]) -> None:
-        _results.put((spec.match_id, result))
+        results.put(("result", spec.match_id, result))
 
-    return asyncio.run(play_unit(config, Path(root), specs, emit, _stop.is_set))
+    try:
+        while True:
+            unit = tasks.get()
+            if unit is None:
+                break
+            if not stop.is_set():
+                played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats))
+    except BaseException:
+        results.put(("error", traceback.format_exc(limit=8)))
+    finally:
+        try:
+            loop.run_until_complete(close_seats(seats))
+            loop.close()
+        finally:
+            kill_all_now()
+            results.put(("done", played))
 
 
 class ParallelRun:
-    """``matches`` in ``jobs`` worker processes. Entering forks the workers and hands them their units (before
-    any display thread exists); :meth:`run` then calls ``emit`` in this process, in completion order."""
+    """``matches`` in ``jobs`` worker processes fed from one queue of units.
+
+    Entering forks the workers (before any display thread exists) and queues every unit; :meth:`run` then
+    calls ``emit`` in this process, in completion order.
+    """
 
     def __init__(self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int) -> None:
         self.config = config
@@ -143,49 +169,55 @@ class ParallelRun:
         self.units = work_units(list(matches), jobs)
         self.jobs = max(1, min(jobs, len(self.units)))
         self.ctx = mp.get_context("fork")
+        self.tasks: Any = self.ctx.Queue()
         self.results: Any = self.ctx.Queue()
         self.stop = self.ctx.Event()
-        self.pool: cf.ProcessPoolExecutor | None = None
-        self.futures: list[cf.Future[int]] = []
+        self.workers: list[Any] = []
 
     def __enter__(self) -> ParallelRun:
-        self.pool = cf.ProcessPoolExecutor(
-            self.jobs,
-            mp_context=self.ctx,
-            initializer=_init_worker,
-            initargs=(self.results, self.stop, os.getpid()),
-        )
-        cfg = self.config.to_json()
-        self.futures = [self.pool.submit(_worker_unit, cfg, str(self.root), unit) for unit in self.units]
+        for unit in self.units:
+            self.tasks.put(unit)
+        for _ in range(self.jobs):
+            self.tasks.put(None)
+        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid())
+        for i in range(self.jobs):
+            p = self.ctx.Process(target=_worker, args=args, name=f"koikoi-worker-{i + 1}", daemon=False)
+            p.start()
+            self.workers.append(p)
         return self
 
     def run(self, emit: Emit, should_stop: Callable[[], bool]) -> None:
-        """Receive every result, stopping the workers once ``should_stop`` says so; re-raise worker errors."""
-        received = 0
-        while True:
+        """Receive every result, stopping the workers once ``should_stop`` says so; :class:`WorkerError`."""
+        done = 0
+        errors: list[str] = []
+        while done < len(self.workers):
             try:
-                match_id, result = self.results.get(timeout=0.1)
+                msg = self.results.get(timeout=0.5)
             except queue.Empty:
-                done = [f for f in self.futures if f.done()]
-                for f in done:
-                    exc = None if f.cancelled() else f.exception()
-                    if exc is not None:
-                        raise exc from None
-                expected = sum(f.result() for f in done if not f.cancelled())
-                if len(done) == len(self.futures) and received >= expected:
-                    return
+                lost = [p for p in self.workers if p.exitcode not in (None, 0)]
+                if lost:  # killed from outside before it could report
+                    self.stop.set()
+                    raise WorkerError(f"worker {lost[0].name} ended with status {lost[0].exitcode}") from None
                 continue
-            received += 1
-            emit(self.by_id[match_id], result)
-            if should_stop() and not self.stop.is_set():
-                self._halt()
-
-    def _halt(self) -> None:
-        self.stop.set()
-        for f in self.futures:
-            f.cancel()
+            if msg[0] == "result":
+                emit(self.by_id[msg[1]], msg[2])
+                if should_stop():
+                    self.stop.set()
+            elif msg[0] == "error":
+                self.stop.set()
+                errors.append(msg[1])
+            else:
+                done += 1
+        if errors:
+            raise WorkerError(f"a worker failed:\n{errors[0]}")
 
     def __exit__(self, *exc: object) -> None:
-        self._halt()
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.stop.set()
+        deadline = time.monotonic() + 30
+        while any(p.is_alive() for p in self.workers) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):  # drain: no worker may block on a full pipe
+                self.results.get(timeout=0.1)
+        for p in self.workers:
+            if p.is_alive():
+                p.kill()
+            p.join()

@@ -106,21 +106,20 @@ def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpe
 
 
 def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
-    """Matches grouped for workers: each unit is one pairing's consecutive pairs, sized to keep ``jobs`` busy.
+    """Matches grouped for workers: each unit is one pairing's consecutive pairs, pairing after pairing.
 
-    A worker starts the two bots of a unit once and reuses them for all its matches; units of about a quarter
-    of a worker's share balance the load while keeping restarts rare.
+    A worker keeps its two bots from one unit to the next of the same pairing, so units can be small: about
+    eight per worker balance the load. With one job, a pairing is a single unit.
     """
     by_pairing: dict[int, list[MatchSpec]] = {}
     for m in matches:
         by_pairing.setdefault(m.pairing, []).append(m)
     total_pairs = math.ceil(len(matches) / 2)
-    pairs_per_unit = max(1, math.ceil(total_pairs / (max(1, jobs) * 4))) if jobs > 1 else max(1, total_pairs)
-    chunks: list[tuple[int, int, list[MatchSpec]]] = []
-    for pairing, ms in by_pairing.items():
+    pairs_per_unit = max(1, math.ceil(total_pairs / (jobs * 8))) if jobs > 1 else max(1, total_pairs)
+    units: list[list[MatchSpec]] = []
+    for _, ms in sorted(by_pairing.items()):
         pair_ids = sorted({m.pair for m in ms})
         for c in range(0, len(pair_ids), pairs_per_unit):
             chosen = set(pair_ids[c : c + pairs_per_unit])
-            chunks.append((c, pairing, [m for m in ms if m.pair in chosen]))
-    chunks.sort(key=lambda t: (t[0], t[1]))
-    return [unit for _, _, unit in chunks]
+            units.append([m for m in ms if m.pair in chosen])
+    return units

@@ -104,9 +104,7 @@ def _group_pairs(records: Iterable[Record]) -> dict[tuple[int, int], dict[str, R
     return dict(sorted(groups.items()))
 
 
-def compute(
-    config: TournamentConfig, records: Iterable[Record], sprt_params: Sprt | None = None
-) -> Standings:
+def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sprt | None = None) -> Standings:
     """Standings, head-to-head rows, pair list and (for two bots) the SPRT of the first pairing."""
     recs = sorted(records, key=lambda r: r.spec.index)
     rows = {b.name: BotRow(b.name) for b in config.bots}

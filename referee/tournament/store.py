@@ -133,9 +133,7 @@ class Store:
         while pos < len(data):
             nl = data.find(b"\n", pos)
             if nl < 0:
-                warnings.append(
-                    f"{path}: an incomplete last line was dropped; its match will be played again"
-                )
+                warnings.append(f"{path}: an incomplete last line was dropped; its match will be played again")
                 break
             line = data[pos:nl]
             pos = nl + 1
@@ -146,9 +144,7 @@ class Store:
                 good_end = pos
                 continue
             if rec.spec.match_id in self.records:
-                warnings.append(
-                    f"{path}: match {rec.spec.match_id} is recorded twice; the first result counts"
-                )
+                warnings.append(f"{path}: match {rec.spec.match_id} is recorded twice; the first result counts")
             else:
                 self.records[rec.spec.match_id] = rec
             good_end = pos
