@@ -22,7 +22,9 @@ from referee.engine import (
     Deal,
     Event,
     MatchEnd,
+    Misdeal,
     RoundEnd,
+    RoundStart,
     Rules,
     State,
     apply,
@@ -33,7 +35,7 @@ from referee.engine import (
 )
 from referee.errors import RefereeError
 from referee.process import Limits, kill_all_now
-from referee.protocol import error_message, event_message, hello_message, new_match_message
+from referee.protocol import encode, error_message, event_message, hello_message, new_match_message
 from referee.replay import ReplayWriter
 from referee.seats import BotSeat, Seat, SeatFailure
 
@@ -238,17 +240,31 @@ async def _send_events(
     writer: ReplayWriter | None,
     round_ends: list[dict[str, Any]],
 ) -> None:
-    if writer is not None:
-        for e in events:
-            writer.write({"type": "event", **full_event(e)})
-        writer.flush()
+    # A deal is filtered per seat; every other event is public: built and encoded once, for both seats and the
+    # replay (whose full form of a public event is the same).
+    per_seat: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = ([], [])
     for e in events:
+        if isinstance(e, RoundStart | Misdeal):
+            if writer is not None:
+                writer.write({"type": "event", **full_event(e)})
+            for i in (0, 1):
+                msg = event_message(e, i)
+                per_seat[i].append((msg, encode(msg)))
+            continue
+        msg = {"type": "event", **public_event(e)}
+        line = encode(msg)
+        if writer is not None:
+            writer.write_line(line[:-1].decode())
+        per_seat[0].append((msg, line))
+        per_seat[1].append((msg, line))
         if isinstance(e, RoundEnd):
             round_ends.append(public_event(e))
+    if writer is not None:
+        writer.flush()
     over = bool(events) and isinstance(events[-1], MatchEnd)
     for i in (0, 1):
         try:
-            await seats[i].send_many([event_message(e, i) for e in events])
+            await seats[i].send_encoded(per_seat[i])
         except SeatFailure as failure:
             if over:  # the match is decided; the seat is just not reused
                 seats[i].failed = failure

@@ -87,6 +87,11 @@ class ReplayWriter:
         if self._file is not None:
             self._file.write(_dumps(obj) + "\n")
 
+    def write_line(self, line: str) -> None:
+        """Write one already-encoded JSON line (without its newline)."""
+        if self._file is not None:
+            self._file.write(line + "\n")
+
     def flush(self) -> None:
         """Push the lines written so far to the file."""
         if self._file is not None:

@@ -80,6 +80,12 @@ class Seat(ABC):
         for msg in msgs:
             await self.send(msg)
 
+    async def send_encoded(self, msgs: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Send events given both as messages and as their encoded lines (shared between seats and the replay).
+
+        Seats that write bytes use the lines; others (a human seat) use the messages."""
+        await self.send_many([msg for msg, _ in msgs])
+
     async def flush(self) -> None:  # noqa: B027 - optional: only seats that hold messages back need it
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
@@ -197,6 +203,10 @@ class BotSeat(Seat):
     async def send_many(self, msgs: list[dict[str, Any]]) -> None:
         """Hold events back until the next request, message or :meth:`flush`: one pipe write per decision."""
         self._held.extend([encode(m) for m in msgs])
+
+    async def send_encoded(self, msgs: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Hold the encoded event lines back until the next request, message or :meth:`flush`."""
+        self._held.extend([line for _, line in msgs])
 
     async def flush(self) -> None:
         """Write the held-back events."""

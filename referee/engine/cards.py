@@ -70,6 +70,10 @@ _INDEX: dict[str, Card] = {cid: i for i, cid in enumerate(CARD_IDS)}
 ALL: Mask = (1 << 48) - 1
 MONTH_MASKS: tuple[Mask, ...] = tuple(0b1111 << (4 * m) for m in range(12))
 """Mask of the four cards of each month, indexed by month - 1."""
+_BYTE_IDS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(CARD_IDS[8 * k + i] for i in range(8) if b >> i & 1) for k in range(6) for b in range(256)
+)
+"""Ids of the cards in byte ``k`` of a mask with value ``b``, at index ``256 * k + b``."""
 CARD_MONTH_MASK: tuple[Mask, ...] = tuple(MONTH_MASKS[c // 4] for c in range(48))
 """Mask of the four cards of a card's month, indexed by card int."""
 
@@ -112,7 +116,13 @@ def cards_of(mask: Mask) -> list[Card]:
 
 def ids_of(mask: Mask) -> list[str]:
     """The canonical ids of a mask, in card order."""
-    return [CARD_IDS[c] for c in cards_of(mask)]
+    out: list[str] = []
+    shift = 0
+    while mask:
+        out += _BYTE_IDS[shift + (mask & 255)]
+        mask >>= 8
+        shift += 256
+    return out
 
 
 def _kind_mask(kind: Kind) -> Mask:

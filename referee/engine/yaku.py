@@ -249,11 +249,16 @@ def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
     return base
 
 
+_NO_YAKU = Score((), 0, 0)
+
+
 def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -> Score:
     """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls``."""
     if koikoi_calls < 0:
         raise ValueError("koikoi_calls must be 0 or more")
     mask = captured if isinstance(captured, int) else C.mask_of_ids(captured)
+    if not evaluate(mask, rules, koikoi_calls)[0]:
+        return _NO_YAKU
     found = _all_yaku(mask, rules, koikoi_calls)
     found.sort(key=lambda y: _RANK[y[0]])
     base = sum(p for _, p, _ in found)
