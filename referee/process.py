@@ -3,8 +3,11 @@
 :class:`BotProcess` starts a command line (``shlex`` rules; a bare ``.py`` path runs with this Python, a
 ``.js`` path with ``node``), writes lines to its stdin, reads capped lines from its stdout, copies its stderr
 into a capped log file, and on :meth:`BotProcess.close` kills its whole process group (SIGTERM, a short grace,
-SIGKILL). Every line is logged at debug level on the ``referee.process`` logger with a direction marker
-(``>>`` to the bot, ``<<`` from it).
+SIGKILL) and every descendant that left the group (see :mod:`referee.descendants`). The child gets its
+:class:`Limits` before it runs (address space, CPU seconds, no core files, SIGKILL when the referee dies) and a
+working directory of its own: a fresh empty temporary directory by default, removed at close, so the files
+the referee writes (the replay) are not reachable by a relative path. Every line is logged at debug level on
+the ``referee.process`` logger with a direction marker (``>>`` to the bot, ``<<`` from it).
 
 Nothing here knows the protocol; :mod:`referee.seats` turns these errors into failures of a seat.
 """
@@ -16,15 +19,21 @@ import atexit
 import contextlib
 import logging
 import os
+import resource
+import secrets
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from referee.descendants import TOKEN_VAR, ProcInfo, descendants, die_with_parent, reap, snapshot, with_token
 from referee.errors import RefereeError
 
 log = logging.getLogger("referee.process")
@@ -35,6 +44,8 @@ STDERR_CAP = 1 << 20
 """Default cap on a bot's stderr log file (bytes); beyond it stderr is drained and dropped."""
 MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
+WATCH_S = 0.2
+"""How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
 
 
 class ProcessError(RefereeError):
@@ -55,27 +66,55 @@ class LineTooLongError(ProcessError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits applied in the child before it runs (all off by default)."""
+    """Resource limits and working directory of a bot process, applied in the child before it runs.
+
+    ``cpu_seconds`` sets RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later), ``memory_bytes`` sets
+    RLIMIT_AS (allocations beyond it fail); None leaves them off. ``cwd`` is the bot's working directory;
+    None gives each bot process a fresh empty temporary directory, removed when it is closed. Core dumps are
+    always off and the bot gets SIGKILL if the referee dies (Linux).
+    """
 
     cpu_seconds: int | None = None  # RLIMIT_CPU
     memory_bytes: int | None = None  # RLIMIT_AS
-    cwd: Path | None = None  # working directory of the bot
+    cwd: Path | None = None  # None: a fresh temporary directory
 
-    def preexec(self) -> Callable[[], None] | None:
-        """A ``preexec_fn`` setting the limits, or None when none is set."""
-        if self.cpu_seconds is None and self.memory_bytes is None:
-            return None
+    def preexec(self) -> Callable[[], None]:
+        """The ``preexec_fn`` that applies the limits in the child (prepared here, in the referee)."""
         cpu, mem = self.cpu_seconds, self.memory_bytes
+        orphan_guard = die_with_parent()
 
-        def _apply() -> None:  # runs in the child between fork and exec
-            import resource
-
+        def _apply() -> None:  # runs in the child between fork and exec: no imports, no allocation-heavy work
+            _lower(resource.RLIMIT_CORE, 0)
             if cpu is not None:
-                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+                _lower(resource.RLIMIT_CPU, cpu, cpu + 1)
             if mem is not None:
-                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+                _lower(resource.RLIMIT_AS, mem)
+            orphan_guard()
 
         return _apply
+
+
+def _lower(which: int, soft: int, hard: int | None = None) -> None:
+    """Set a limit, never above the current hard limit (raising it would fail without privileges)."""
+    _, cur_hard = resource.getrlimit(which)
+    hard = soft if hard is None else hard
+    if cur_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def resolve_paths(argv: list[str], base: Path) -> list[str]:
+    """``argv`` with each relative argument that names an existing file or folder under ``base`` (and the
+    program, if it is a relative path) made absolute: the command line is read where the referee runs, while
+    the bot runs in a working directory of its own. Options (``-x``, ``--opt=value``) are left alone."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg and not arg.startswith("-") and not os.path.isabs(arg):
+            path = base / arg
+            if (i == 0 and "/" in arg) or (i > 0 and path.exists()):
+                arg = str(path.absolute())
+        out.append(arg)
+    return out
 
 
 def command_argv(command: str) -> list[str]:
@@ -116,15 +155,29 @@ def check_command(command: str, cwd: Path | None = None) -> list[str]:
     return argv
 
 
-_LIVE_GROUPS: set[int] = set()
+_LIVE: dict[int, BotProcess] = {}
 
 
 def kill_all_now() -> None:
-    """SIGKILL every process group started here and not yet closed (a last resort at exit)."""
-    for pgid in list(_LIVE_GROUPS):
+    """SIGKILL every bot process group started here and not yet closed, with every descendant found (a last
+    resort at exit)."""
+    for pgid, bot in list(_LIVE.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        _LIVE_GROUPS.discard(pgid)
+        bot.kill_family()
+        _LIVE.pop(pgid, None)
+
+
+_snap_cache: tuple[float, dict[int, ProcInfo]] = (0.0, {})
+
+
+def _recent_snapshot(max_age_s: float) -> dict[int, ProcInfo]:
+    """A snapshot of ``/proc`` at most ``max_age_s`` old, shared by every bot watched in this process."""
+    global _snap_cache
+    now = time.monotonic()
+    if now - _snap_cache[0] > max_age_s:
+        _snap_cache = (now, snapshot())
+    return _snap_cache[1]
 
 
 atexit.register(kill_all_now)
@@ -153,7 +206,23 @@ class BotProcess:
         self._stdout: asyncio.StreamReader | None = None
         self._stdin: asyncio.StreamWriter | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._watch_task: asyncio.Task[None] | None = None
         self._debug = log.isEnabledFor(logging.DEBUG)
+        self._token = secrets.token_hex(12)
+        self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
+        self._tmpdir: str | None = None
+
+    @property
+    def token(self) -> str:
+        """The value of ``KOIKOI_REFEREE_BOT`` in the bot's environment (it marks its descendants)."""
+        return self._token
+
+    @property
+    def cwd(self) -> Path | None:
+        """The bot's working directory once started."""
+        if self._tmpdir is not None:
+            return Path(self._tmpdir)
+        return self.limits.cwd
 
     @property
     def pid(self) -> int | None:
@@ -168,6 +237,13 @@ class BotProcess:
     async def start(self) -> None:
         """Start the process. :class:`BotCommandError` if it cannot be started."""
         argv = command_argv(self.command)
+        here = Path.cwd()
+        cwd = self.limits.cwd
+        if cwd is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="koikoi-bot-")
+            cwd = Path(self._tmpdir)
+        if cwd.absolute() != here.absolute():
+            argv = resolve_paths(argv, here)
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -177,18 +253,75 @@ class BotProcess:
                 stderr=stderr,
                 start_new_session=True,
                 limit=self.max_line,
-                cwd=self.limits.cwd,
+                cwd=cwd,
+                env={**os.environ, TOKEN_VAR: self._token},
                 preexec_fn=self.limits.preexec(),
             )
-        except (OSError, ValueError, RuntimeError) as exc:
+        except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
+            self._remove_tmpdir()
             raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
         self._proc = proc
-        _LIVE_GROUPS.add(proc.pid)
+        _LIVE[proc.pid] = self
+        self._watch_task = asyncio.ensure_future(self._watch())
         assert proc.stdout is not None and proc.stdin is not None
         self._stdout, self._stdin = proc.stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d: %s", self.label, proc.pid, self.command)
+
+    async def _watch(self) -> None:
+        """Remember the bot's descendants while it runs: a chain seen once is known after it breaks."""
+        with contextlib.suppress(asyncio.CancelledError):
+            while self._proc is not None and self._proc.returncode is None:
+                self._track(_recent_snapshot(WATCH_S / 2))
+                await asyncio.sleep(WATCH_S)
+
+    def _track(self, snap: dict[int, ProcInfo], *, all_tokens: bool = False) -> None:
+        """Add to the family: the group, the descendants of the bot and of every live member seen before,
+        and the processes carrying the bot's token (adopted orphans only, unless ``all_tokens``)."""
+        pid = self.pid
+        if pid is None:
+            return
+        live = [p for p, start in self._family.items() if p in snap and snap[p].start == start]
+        found = descendants([pid, *live], snap)
+        found.update(i.pid for i in snap.values() if i.pgid == pid)
+        me = os.getpid()
+        pool = snap if all_tokens else {i.pid: i for i in snap.values() if i.ppid in (me, 1)}
+        found |= with_token(self._token, pool)
+        found.discard(pid)
+        found.discard(me)
+        for p in found:
+            if p in snap:
+                self._family.setdefault(p, snap[p].start)
+
+    def kill_family(self, rounds: int = 10) -> None:
+        """SIGKILL the process group and every descendant found, until none is left (or ``rounds`` tries);
+        reap those that became children of the referee."""
+        pid = self.pid
+        if pid is None:
+            return
+        me = os.getpid()
+        snap: dict[int, ProcInfo] = {}
+        for k in range(rounds):
+            self._signal_group(signal.SIGKILL)
+            snap = snapshot()
+            self._track(snap, all_tokens=True)
+            live = [
+                p for p, start in self._family.items()
+                if (i := snap.get(p)) is not None and i.start == start and i.state != "Z"
+            ]  # fmt: skip
+            if not live:
+                break
+            for p in live:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(p, signal.SIGKILL)
+            time.sleep(0.002 * (k + 1))
+        reap(p for p, start in self._family.items() if (i := snap.get(p)) is not None and i.ppid == me)
+
+    def _remove_tmpdir(self) -> None:
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
 
     async def _copy_stderr(self, stream: asyncio.StreamReader, path: Path) -> None:
         left = self.stderr_cap
@@ -282,17 +415,21 @@ class BotProcess:
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), exit_wait_s)
+            self._track(snapshot())  # while the bot runs, its children's parent chains are intact
             self._signal_group(signal.SIGTERM)
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
-            self._signal_group(signal.SIGKILL)
+            self.kill_family()
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
         finally:
             self._signal_group(signal.SIGKILL)
-            _LIVE_GROUPS.discard(proc.pid)
+            _LIVE.pop(proc.pid, None)
+            if self._watch_task is not None:
+                self._watch_task.cancel()
+            self._remove_tmpdir()
             transport = getattr(proc, "_transport", None)  # release the pipes now, not at garbage collection
             if transport is not None:
                 transport.close()
