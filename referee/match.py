@@ -166,7 +166,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     answer, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
-                if ms > move_ms:
+                if ms > move_ms and getattr(seats[p], "timed", True):  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]

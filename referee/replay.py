@@ -44,6 +44,7 @@ FAILURES = frozenset(
         "illegal_action",
         "oversized_line",
         "protocol_mismatch",
+        "quit",
     }
 )
 

@@ -53,9 +53,13 @@ def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
 
 def play_cmd(
     bot1: Annotated[
-        str, typer.Argument(help="Seat 1: a bot command line (a .py or .js file runs with python/node).")
+        str,
+        typer.Argument(
+            help="Seat 1: a bot command line (a .py or .js file runs with python/node), or human[:NAME] to "
+            "play it yourself in the terminal (the time control applies to bots only)."
+        ),
     ],
-    bot2: Annotated[str, typer.Argument(help="Seat 2: a bot command line.")],
+    bot2: Annotated[str, typer.Argument(help="Seat 2: a bot command line, or human[:NAME].")],
     rules: Annotated[str, typer.Option("--rules", "-r", help="A preset name or a rules file.")] = "guide",
     rounds: Annotated[
         int | None, typer.Option("--rounds", min=1, max=1000, help="Override the rules' rounds.")
@@ -83,7 +87,14 @@ def play_cmd(
     ] = 10000,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep each bot's stderr here.")] = None,
 ) -> None:
-    """Play a match between two bot programs; every move is checked. Exit 0 when it reached a result."""
+    """Play a match between two bot programs, or against one yourself (human); every move is checked.
+
+    Exit 0 when it reached a result."""
+    from referee.human import is_human, run_human_matches
+
+    humans = [is_human(b) for b in (bot1, bot2)]
+    if all(humans):
+        fail("only one seat can be human")
     try:
         r = load_rules(rules)
         if rounds is not None:
@@ -98,6 +109,8 @@ def play_cmd(
     except EngineError as exc:
         fail(f"{deals}: {exc}" if deals is not None and "line" in str(exc)[:5] else str(exc))
     for command in (bot1, bot2):
+        if is_human(command):
+            continue
         try:
             check_command(command)
         except BotCommandError as exc:
@@ -126,7 +139,8 @@ def play_cmd(
         for k in range(games)
     ]
     if not as_json:
-        typer.echo(f"seed {base}  rules {r.name}  {r.rounds} round(s)  {games} game(s)")
+        shown = "" if any(humans) else f"seed {base}  "  # a person must not see the seed before playing
+        typer.echo(f"{shown}rules {r.name}  {r.rounds} round(s)  {games} game(s)")
     tally = [0, 0, 0]
 
     def report(result: MatchResult) -> None:
@@ -140,7 +154,8 @@ def play_cmd(
             typer.echo("\n".join(summary_lines(result, paths[k])))
 
     try:
-        run_matches((bot1, bot2), configs, log_dir=log_dir, on_result=report)
+        run = run_human_matches if any(humans) else run_matches
+        run((bot1, bot2), configs, log_dir=log_dir, on_result=report)
     except MatchInterrupted as exc:
         fail(str(exc), 143)
     except KeyboardInterrupt:
