@@ -13,7 +13,7 @@ import typer
 from referee.commands import fail
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
-from referee.process import BotCommandError, check_command
+from referee.process import BotCommandError, Limits, check_command
 
 
 def replay_paths(path: Path | None, games: int) -> list[Path | None]:
@@ -80,6 +80,16 @@ def play_cmd(
     ] = None,
     games: Annotated[int, typer.Option("--games", min=1, help="Play N matches; game k uses seed+k-1.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result per match instead.")] = False,
+    bot_memory_mb: Annotated[
+        int, typer.Option("--bot-memory-mb", min=0, help="Address-space limit per bot process (MiB; 0: none).")
+    ] = 2048,
+    bot_cpu_s: Annotated[
+        int, typer.Option("--bot-cpu-s", min=0, help="CPU-time limit per bot process (seconds; 0: none).")
+    ] = 0,
+    bot_cwd: Annotated[
+        Path | None,
+        typer.Option("--bot-cwd", help="Working directory of the bots (default: a fresh empty one per bot)."),
+    ] = None,
     move_ms: Annotated[int, typer.Option("--move-ms", min=1, help="Time per decision (ms).")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", min=0, help="Time bank per match (ms).")] = 30000,
     startup_ms: Annotated[
@@ -124,7 +134,10 @@ def play_cmd(
     for p in paths:
         if p is not None and not p.parent.is_dir():
             fail(f"{p.parent}: no such folder for the replay")
-    base = secrets.randbits(32) if seed is None else seed
+    base = secrets.randbits(52) if seed is None else seed  # not to be found from a hand; exact in JSON
+    if bot_cwd is not None and not bot_cwd.is_dir():
+        fail(f"{bot_cwd}: no such folder for the bots")
+    limits = Limits(bot_cpu_s or None, (bot_memory_mb << 20) or None, bot_cwd)
     time = TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
     configs = [
         MatchConfig(
@@ -155,7 +168,7 @@ def play_cmd(
 
     try:
         run = run_human_matches if any(humans) else run_matches
-        run((bot1, bot2), configs, log_dir=log_dir, on_result=report)
+        run((bot1, bot2), configs, log_dir=log_dir, limits=limits, on_result=report)
     except MatchInterrupted as exc:
         fail(str(exc), 143)
     except KeyboardInterrupt:
