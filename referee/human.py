@@ -120,8 +120,8 @@ def interpret_play(text: str, hand: Sequence[str], legal: Sequence[dict[str, Any
         return got
     mine = [a for a in legal if a.get("play") == got]
     if not mine:
-        playable = [f"{k} {card_name(c)}" for k, c in enumerate(hand, 1) if any(a.get("play") == c for a in legal)]
-        return Reply(hint=f"{card_name(got)} cannot be played now (it must match the field): "
+        playable = [str(k) for k, c in enumerate(hand, 1) if any(a.get("play") == c for a in legal)]
+        return Reply(hint=f"{card_name(got)} matches no field card and cannot be played now; "
                           f"playable: {', '.join(playable)}")  # fmt: skip
     targets = [a["capture"] for a in mine if "capture" in a]
     if len(words) == 2:
