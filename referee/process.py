@@ -46,6 +46,9 @@ MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
 WATCH_S = 0.2
 """How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
+EXIT_GRACE_S = 0.2
+"""After the bot's process exits, how long its last line may take to arrive before the bot counts as crashed
+(its stdout may be held open by a child)."""
 
 
 class ProcessError(RefereeError):
@@ -155,6 +158,20 @@ def check_command(command: str, cwd: Path | None = None) -> list[str]:
     return argv
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol of :func:`asyncio.create_subprocess_exec`, with a future done at the process's exit
+    (``Process.wait`` also waits for the pipes, which a child of the bot may hold open)."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 _LIVE: dict[int, BotProcess] = {}
 
 
@@ -211,6 +228,7 @@ class BotProcess:
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
         self._tmpdir: str | None = None
+        self._exited: asyncio.Future[None] | None = None  # set at start: done when the process exits
 
     @property
     def token(self) -> str:
@@ -246,17 +264,20 @@ class BotProcess:
             argv = resolve_paths(argv, here)
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
         try:
-            proc = await asyncio.create_subprocess_exec(
+            loop = asyncio.get_running_loop()
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Protocol(self.max_line, loop),
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
-                limit=self.max_line,
                 cwd=cwd,
                 env={**os.environ, TOKEN_VAR: self._token},
                 preexec_fn=self.limits.preexec(),
             )
+            proc = asyncio.subprocess.Process(transport, protocol, loop)
+            self._exited = protocol.exited
         except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
             self._remove_tmpdir()
             raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
@@ -372,14 +393,23 @@ class BotProcess:
         :class:`LineTooLongError` for a line over the cap (read with a bounded buffer).
         """
         r = self._stdout
-        if r is None:
+        if r is None or self._exited is None:
             raise BotClosedError("the bot is not running")
+        read = asyncio.ensure_future(r.readline())
         try:
-            line = await r.readline()
+            done, _ = await asyncio.wait((read, self._exited), return_when=asyncio.FIRST_COMPLETED)
+            if read not in done:  # the bot exited: its last line may still be on the way
+                done, _ = await asyncio.wait((read,), timeout=EXIT_GRACE_S)
+                if not done:
+                    raise BotClosedError(f"{self._exit_text()}; its stdout is still held open (by a child?)")
+            line = read.result()
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
         except (ConnectionError, OSError) as exc:
             raise BotClosedError(f"stdout: {exc}") from None
+        finally:
+            if not read.done():
+                read.cancel()
         if not line.endswith(b"\n"):
             raise BotClosedError(self._exit_text())
         if self._debug:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,32 @@ def referee_exe() -> Path:
     exe = Path(sys.executable).parent / "koikoi-referee"
     assert exe.exists(), f"{exe} is missing: install the project into the virtualenv"
     return exe
+
+
+@dataclass
+class BatteryTally:
+    """What the hostile-bot battery saw, summed over the run (printed by :func:`pytest_terminal_summary`)."""
+
+    cases: int = 0
+    expected: int = 0
+    orphans: int = 0
+    leaked_bytes: int = 0
+
+
+BATTERY = pytest.StashKey[BatteryTally]()
+
+
+@pytest.fixture
+def battery(request: pytest.FixtureRequest) -> BatteryTally:
+    """The run's battery tally: hostile-bot cases and hidden-information checks add to it."""
+    return request.config.stash.setdefault(BATTERY, BatteryTally())
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """One line about the hostile-bot battery, when any of it ran."""
+    t = config.stash.get(BATTERY, None)
+    if t is not None:
+        terminalreporter.write_line(
+            f"battery: {t.cases} cases tried, {t.expected} outcomes as expected, {t.orphans} orphans left, "
+            f"{t.leaked_bytes} hidden-card bytes leaked"
+        )

@@ -1,0 +1,189 @@
+"""The hostile-bot battery: every way a bot can attack the referee, each through a real match (``run_match`` or
+the ``play`` command in a subprocess), with its expected recorded outcome, a bound on how long the match may
+take, and a check that no process the bot created is left (by pid and start time, and by process group).
+
+The bounds are generous (several times the expected figure): they catch a referee that hangs, not a slow
+machine. Each case adds to the run's battery tally, printed at the end of the pytest run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import BatteryTally
+
+from referee.engine import PRESETS
+from referee.match import MatchConfig, MatchResult, TimeControl, run_match
+from referee.process import Limits
+from referee.replay import verify
+
+HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
+FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
+STD = TimeControl(startup_ms=5000, move_ms=300, bank_ms=1500)
+SPIN = TimeControl(startup_ms=5000, move_ms=20_000, bank_ms=0)  # the CPU limit must come first
+
+
+@dataclass(frozen=True)
+class Case:
+    """A hostile mode, what the referee must record for it, and how long the match may take at most."""
+
+    mode: str
+    reason: str | None  # the forfeit reason of the hostile seat; None: the match ends normally
+    detail: str  # a part of the forfeit detail (or of nothing)
+    bound_s: float
+    time: TimeControl = STD
+    limits: Limits | None = None
+    cli: tuple[str, ...] | None = None  # run through `koikoi-referee play` with these extra options
+
+
+CASES = [
+    Case("exit_now", "crash", "", 15),
+    Case("crash_mid", "crash", "status 9", 15),
+    Case("no_handshake", "timeout", "no hello within 500 ms", 15, TimeControl(startup_ms=500)),
+    Case("hang_after", "timeout", "no answer to request", 15),
+    Case("slow", "timeout", "", 20, TimeControl(startup_ms=5000, move_ms=40, bank_ms=400)),
+    Case("invalid_json", "invalid_json", "not a JSON line", 15),
+    Case("wrong_shape", "invalid_message", "action", 15),
+    Case("illegal", "illegal_action", "not one of the legal actions", 15),
+    Case("double", "invalid_message", "does not answer request", 15),
+    Case("huge_line", "oversized_line", "longer than", 30),
+    Case("non_utf8", "invalid_json", "not a JSON line", 15),
+    Case("stderr_flood", None, "", 30),
+    Case("close_stdout", "crash", "closed its stdout", 15),
+    Case("ignore_term", "timeout", "no answer to request", 15),
+    Case("fork_child", "crash", "status 9", 15),
+    Case("setsid_child", None, "", 20),
+    Case("setsid_orphan", "timeout", "no answer to request", 15),
+    Case("setsid_orphan", "timeout", "no answer to request", 30, cli=()),
+    Case("memory_hog", "crash", "status 1", 20, limits=Limits(memory_bytes=256 << 20)),
+    Case("memory_hog", "crash", "status 1", 30, cli=("--bot-memory-mb", "256")),
+    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, Limits(cpu_seconds=1)),
+    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, cli=("--bot-cpu-s", "1")),
+    Case("cpu_spin", "timeout", "no answer to request", 15, TimeControl(startup_ms=5000, move_ms=200, bank_ms=200)),
+]
+
+
+def case_id(case: Case) -> str:
+    tail = "-cli" if case.cli is not None else "-limit" if case.limits is not None else ""
+    return case.mode + tail
+
+
+def read_start(pid: int) -> tuple[int, str] | None:
+    """(start time, state) of a live process, None if there is none."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return int(fields[19]), fields[0].decode()
+
+
+def survivors(pidfile: Path) -> list[int]:
+    """The processes a hostile bot recorded that still run (same pid and start time, not a zombie), and any
+    live member of their process groups."""
+    recorded = [tuple(map(int, x.split())) for x in pidfile.read_text().splitlines()] if pidfile.exists() else []
+    alive = [pid for pid, start in recorded if read_start(pid) in ((start, "R"), (start, "S"), (start, "D"),
+                                                                  (start, "T"))]  # fmt: skip
+    groups = {pid for pid, _ in recorded}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                raw = Path(f"/proc/{entry}/stat").read_bytes()
+            except OSError:
+                continue
+            fields = raw[raw.rindex(b")") + 2 :].split()
+            if int(fields[2]) in groups and fields[0] != b"Z" and int(entry) not in alive:
+                alive.append(int(entry))
+    return alive
+
+
+def wait_for_no_survivors(pidfile: Path, patience_s: float = 2.0) -> list[int]:
+    """Survivors, after letting SIGKILL land (it is delivered at once; this only absorbs a busy scheduler)."""
+    deadline = time.monotonic() + patience_s
+    while (left := survivors(pidfile)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def play_cli(case: Case, pidfile: Path, replay: Path, referee_exe: Path) -> tuple[dict[str, object], int]:
+    """One match through ``koikoi-referee play``; the JSON result and the referee's peak RSS (KiB)."""
+    rss = replay.with_suffix(".rss")
+    tc = case.time
+    argv = [
+        "play", FIRST, f"{HOSTILE} {case.mode} {pidfile}", "--json", "--seed", "5", "--replay", str(replay),
+        "--startup-ms", str(tc.startup_ms), "--move-ms", str(tc.move_ms), "--bank-ms", str(tc.bank_ms),
+        *(case.cli or ()),
+    ]  # fmt: skip
+    code = (
+        "import resource, sys\n"
+        "from referee.cli import main\n"
+        f"sys.argv = ['koikoi-referee', *{argv!r}]\n"
+        "try:\n    main()\n"
+        "finally:\n"
+        f"    open({str(rss)!r}, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1]), int(rss.read_text())
+
+
+def outcome_of(result: MatchResult) -> dict[str, object]:
+    return result.to_json()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
+    case: Case, tmp_path: Path, battery: BatteryTally, referee_exe: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replay = tmp_path / "r.jsonl"
+    logs = tmp_path / "logs"
+    battery.cases += 1
+    t0 = time.monotonic()
+    if case.cli is not None:
+        result, _ = play_cli(case, pidfile, replay, referee_exe)
+    else:
+        config = MatchConfig(PRESETS["guide"], 5, time=case.time, replay_path=replay)
+        command = f"{HOSTILE} {case.mode} {pidfile}"
+        result = outcome_of(run_match((FIRST, command), config, log_dir=logs, limits=case.limits))
+    took = time.monotonic() - t0
+    left = wait_for_no_survivors(pidfile)
+    battery.orphans += len(left)
+    forfeit = result["forfeit"]
+    if case.reason is None:
+        as_expected = forfeit is None and result["reason"] in ("rounds", "broke")
+    else:
+        as_expected = (
+            isinstance(forfeit, dict) and forfeit["seat"] == 2 and forfeit["reason"] == case.reason
+            and case.detail in str(forfeit["detail"]) and result["winner"] == 1 and result["reason"] == "forfeit"
+        )  # fmt: skip
+    battery.expected += as_expected and took < case.bound_s and not left
+    assert as_expected, result
+    assert took < case.bound_s, f"the match took {took:.1f} s"
+    assert not left, f"processes of the bot still run: {left}"
+    assert pidfile.exists() and pidfile.read_text().strip(), "the bot never ran"
+    report = verify(replay)
+    assert report.ok, report.summary()
+    if case.mode == "stderr_flood":  # 20 MB of stderr: the log keeps 1 MiB
+        log = logs / "m-0001-seat2.log"
+        assert log.read_bytes().endswith(b"[stderr log truncated]\n")
+        assert log.stat().st_size < (1 << 20) + 100
+
+
+def test_a_100_mb_line_leaves_the_referee_memory_bounded(tmp_path: Path, referee_exe: Path) -> None:
+    """The referee's peak RSS with a bot writing 100 MB without a newline stays close to a normal match's."""
+    case = Case("huge_line", "oversized_line", "", 30, cli=())
+    result, peak_huge = play_cli(case, tmp_path / "pids", tmp_path / "huge.jsonl", referee_exe)
+    assert result["forfeit"] is not None
+    normal = Case("ok", None, "", 30, cli=())
+    result, peak_normal = play_cli(normal, tmp_path / "pids2", tmp_path / "ok.jsonl", referee_exe)
+    assert result["forfeit"] is None
+    print(f"referee peak RSS: {peak_normal} KiB normal, {peak_huge} KiB with a 100 MB line")
+    assert peak_huge < peak_normal + 24 * 1024, (peak_huge, peak_normal)
