@@ -55,8 +55,8 @@ def kind_of(card_id: str) -> Kind:
     return KINDS[card(card_id)]
 
 
-def flow(cells: Sequence[Text], width: int, indent: int = 0, first: Text | None = None) -> list[Text]:
-    """Lay ``cells`` out left to right, two spaces apart, in lines of at most ``width`` columns.
+def flow(cells: Sequence[Text], width: int, indent: int = 0, first: Text | None = None, gap: int = 2) -> list[Text]:
+    """Lay ``cells`` out left to right, ``gap`` spaces apart, in lines of at most ``width`` columns.
 
     ``first`` starts the first line (a label); later lines are indented by ``indent`` spaces. A cell is never
     split across lines."""
@@ -65,17 +65,22 @@ def flow(cells: Sequence[Text], width: int, indent: int = 0, first: Text | None 
     used = line.cell_len
     start = used
     for cell in cells:
-        gap = 0 if used == start else 2
-        if used + gap + cell.cell_len > width and used > start:
+        space = 0 if used == start else gap
+        if used + space + cell.cell_len > width and used > start:
             lines.append(line)
             line = Text(" " * indent)
             used = start = indent
-            gap = 0
-        line.append(" " * gap)
+            space = 0
+        line.append(" " * space)
         line.append_text(cell)
-        used += gap + cell.cell_len
+        used += space + cell.cell_len
     lines.append(line)
     return lines
+
+
+def wrap(text: Text, width: int, indent: int = 2) -> list[Text]:
+    """A sentence in lines of at most ``width`` columns, broken at spaces; later lines indented."""
+    return flow([w for w in text.split(" ") if w.plain], width, indent, gap=1)
 
 
 def yaku_words(yaku: dict[str, Any]) -> str:
@@ -132,12 +137,16 @@ class Renderer:
             f"scores: you {scores[me]}, opponent {scores[opp]}"
         )
         bar = "─" if not self.ascii_only else "-"
-        lines = [Text(""), Text(f"{bar * 2} {head} ", style="bold").append(bar * max(0, self.width - len(head) - 4))]
+        lines = [Text("")]
+        if len(head) + 4 <= self.width:
+            lines.append(Text(f"{bar * 2} {head} ", style="bold").append(bar * (self.width - len(head) - 4)))
+        else:
+            lines += wrap(Text(head, style="bold"), self.width)
         calls = view["koikoi_calls"]
         info = f"Opponent holds {view['opponent_hand_size']} cards · stock {view['stock_size']} cards"
         if calls[0] or calls[1]:
             info += f" · koi-koi calls: you {calls[me]}, opponent {calls[opp]}"
-        lines.append(Text(info))
+        lines += wrap(Text(info), self.width)
         field = view["field"]
         lines += flow([self.card(c) for c in field], self.width, 2, Text(f"Field ({len(field)}): ", style="bold"))
         lines += self.pile("Opponent", view["captured"][opp], view["yaku"][opp])
@@ -149,7 +158,7 @@ class Renderer:
         """A capture pile grouped by kind, with its yaku."""
         head = Text(f"{who} took {len(ids)}: ", style="bold")
         head.append(yaku_words(yaku), style="bold green" if yaku.get("yaku") else "")
-        out = flow([], self.width, 0, head)
+        out = wrap(head, self.width)
         for kind in Kind:
             group = [c for c in ids if kind_of(c) is kind]
             if group:
