@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import subprocess
 import sys
 import time
@@ -19,14 +21,15 @@ from pathlib import Path
 import pytest
 from conftest import BatteryTally
 
-from referee.engine import PRESETS
-from referee.match import MatchConfig, MatchResult, TimeControl, run_match
+from referee.engine import CARD_IDS, PRESETS, action_from_json, apply, ids_of, new_match, rules_from_dict
+from referee.match import MatchConfig, MatchResult, TimeControl, run_match, run_matches
 from referee.process import Limits
 from referee.replay import verify
 
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 STD = TimeControl(startup_ms=5000, move_ms=300, bank_ms=1500)
+SPY_MATCHES = 40
 SPIN = TimeControl(startup_ms=5000, move_ms=20_000, bank_ms=0)  # the CPU limit must come first
 
 
@@ -187,3 +190,110 @@ def test_a_100_mb_line_leaves_the_referee_memory_bounded(tmp_path: Path, referee
     assert result["forfeit"] is None
     print(f"referee peak RSS: {peak_normal} KiB normal, {peak_huge} KiB with a 100 MB line")
     assert peak_huge < peak_normal + 24 * 1024, (peak_huge, peak_normal)
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a JSON value (keys and values), with repeats."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [*value, *(x for v in value.values() for x in strings(v))]
+    if isinstance(value, list):
+        return [x for v in value for x in strings(v)]
+    return []
+
+
+def hidden_facts(replay: Path) -> tuple[list[list[set[str]]], list[list[set[str]]], int]:
+    """From a replay: per seat, the cards hidden from it at each of its decisions (the opponent's hand and the
+    stock left); per seat and deal, the cards it must never see in that deal; and the seed."""
+    lines = [json.loads(x) for x in replay.read_text().splitlines()]
+    header = lines[0]
+    fd = header["first_dealer"]
+    state = new_match(rules_from_dict(header["rules"]), header["seed"], (), None if fd is None else fd - 1)
+    at: list[list[set[str]]] = [[], []]
+    never: list[list[set[str]]] = [[], []]
+    for line in lines[1:]:
+        if line["type"] == "decision":
+            p = line["seat"] - 1
+            stock = {CARD_IDS[c] for c in state.stock[state.stock_pos :]}
+            at[p].append(set(ids_of(state.hands[1 - p])) | stock)
+            state = apply(state, action_from_json(line["action"], state))
+        elif line["type"] == "event" and line["event"] in ("round_start", "misdeal"):
+            for s in (0, 1):
+                never[s].append(set(line["hands"][1 - s]) | set(line["stock"]))
+        elif line["type"] == "event" and line["event"] == "play":
+            never[2 - line["seat"]][-1].discard(line["card"])  # the opponent of the player saw it
+        elif line["type"] == "event" and line["event"] == "draw":
+            for s in (0, 1):
+                never[s][-1].discard(line["card"])
+    return at, never, header["seed"]
+
+
+def leaked_bytes(raw: bytes, at: list[set[str]], never: list[set[str]], seed: int) -> int:
+    """Bytes of hidden cards, of the seed and of hidden field names in what one seat received in one match."""
+    leaked = raw.count(str(seed).encode()) * len(str(seed))
+    deal, seen, requests = -1, set[str](), 0
+    for line in raw.splitlines():
+        msg = json.loads(line)
+        got = strings(msg)
+        leaked += sum(len(x) for x in got if x in ("seed", "stock", "hands"))
+        if msg["type"] == "event" and msg["event"] in ("round_start", "misdeal"):
+            deal, seen = deal + 1, set()
+        if deal >= 0:
+            leaked += sum(len(x) for x in got if x in never[deal])
+        seen.update(got)
+        if msg["type"] == "request":
+            leaked += sum(len(x) for x in seen & at[requests])
+            requests += 1
+    assert requests == len(at) and deal + 1 == len(never), "the spy's record and the replay disagree"
+    return leaked
+
+
+def test_no_bot_ever_receives_a_hidden_card_or_the_seed(tmp_path: Path, battery: BatteryTally) -> None:
+    """Random matches (presets, 52-bit seeds, random play) between spies that copy their stdin to a file:
+    every byte each seat received is checked against the replay's full deals, request by request."""
+    rng = random.Random(20261129)
+    presets = sorted(PRESETS)
+    configs = [
+        MatchConfig(PRESETS[rng.choice(presets)], rng.getrandbits(52), match_id=f"m-{k:04d}",
+                    time=TimeControl(move_ms=5000), replay_path=tmp_path / f"m-{k:04d}.jsonl")
+        for k in range(1, SPY_MATCHES + 1)
+    ]  # fmt: skip
+    spies = (tmp_path / "spy1.bin", tmp_path / "spy2.bin")
+    commands = (f"{HOSTILE} spy {tmp_path / 'pids'} {spies[0]}", f"{HOSTILE} spy {tmp_path / 'pids'} {spies[1]}")
+    results = run_matches(commands, configs)
+    assert all(r.forfeit is None for r in results)
+    leaked = checked = 0
+    for s in (0, 1):
+        per_match = re.split(rb'(?=\{"type":\s*"(?:hello|new_match)")', spies[s].read_bytes())[1:]
+        assert len(per_match) == len(configs)
+        for raw, config in zip(per_match, configs, strict=True):
+            at, never, seed = hidden_facts(config.replay_path)  # type: ignore[arg-type]
+            assert seed == config.seed
+            leaked += leaked_bytes(raw, at[s], never[s], seed)
+            checked += len(at[s])
+            if never[s][-1]:  # the counter does see a hidden card slipped into the last deal
+                card = sorted(never[s][-1])[0]
+                fake = json.dumps({"type": "event", "event": "draw", "seat": 2, "card": card}).encode() + b"\n"
+                assert leaked_bytes(raw + fake, at[s], never[s], seed) == len(card)
+    battery.leaked_bytes += leaked
+    assert checked > 10 * SPY_MATCHES
+    assert leaked == 0
+
+
+def test_the_replay_is_not_reachable_from_a_bot_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot starts in a fresh empty directory: the replay, written under the referee's directory by a relative
+    path, is not there; the directory is removed after the match. With --bot-cwd the bot sees what it is given."""
+    monkeypatch.chdir(tmp_path)
+    probe = tmp_path / "probe.json"
+    (tmp_path / "pids").touch()  # an existing file named by a relative path is passed as an absolute one
+    config = MatchConfig(PRESETS["guide"], 3, time=STD, replay_path=Path("r.jsonl"))
+    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config).forfeit is None
+    seen = json.loads(probe.read_text())
+    assert Path(seen["cwd"]) != tmp_path and seen["entries"] == []
+    assert not (Path(seen["cwd"]) / "r.jsonl").exists() and not Path(seen["cwd"]).exists()
+    assert (tmp_path / "pids").read_text()  # the bot wrote to it through its absolute path
+    run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=Limits(cwd=tmp_path))
+    assert "r.jsonl" in json.loads(probe.read_text())["entries"]

@@ -6,11 +6,13 @@ hello, so a test can check that none of them outlives the match.
 
 Modes: exit_now, crash_mid, no_handshake, hang_after, slow, invalid_json, wrong_shape, illegal, double,
 huge_line, non_utf8, stderr_flood, close_stdout, ignore_term, fork_child, setsid_child, setsid_orphan,
-memory_hog, cpu_spin, probe (ARG: a file to write what the bot can see of its working directory).
+memory_hog, cpu_spin, probe (ARG: a file to write what the bot can see of its working directory), spy (ARG:
+a file to copy every byte of its stdin to; it plays a random legal action).
 """
 
 import json
 import os
+import random
 import signal
 import sys
 import threading
@@ -86,8 +88,11 @@ if MODE == "probe":
     with open(ARG, "w") as f:
         json.dump({"cwd": os.getcwd(), "entries": sorted(os.listdir("."))}, f)
 
+spy = open(ARG, "ab", buffering=0) if MODE == "spy" else None  # noqa: SIM115
 requests = 0
 for raw in sys.stdin.buffer:
+    if spy is not None:
+        spy.write(raw)
     msg = json.loads(raw)
     kind = msg["type"]
     if kind == "hello":
@@ -104,6 +109,8 @@ for raw in sys.stdin.buffer:
         continue
     requests += 1
     answer = {"type": "action", "id": msg["id"], "action": msg["legal"][0]}
+    if spy is not None:
+        answer["action"] = random.choice(msg["legal"])
     if requests < 2:
         send(answer)
         continue
