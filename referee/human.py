@@ -27,7 +27,7 @@ from rich.text import Text
 
 from referee.match import MatchConfig, MatchResult, play_match, run_sync
 from referee.process import Limits
-from referee.render import Renderer, card_name
+from referee.render import Renderer, card_name, flow
 from referee.seats import BotSeat, Seat, SeatFailure
 
 HUMAN = "human"
@@ -326,10 +326,8 @@ class HumanSeat(Seat):
         can_go_back: bool,
     ) -> dict[str, Any] | None:  # fmt: skip
         r = self.renderer
-        line = what.append(": it matches two field cards. Take which?")
-        for k, cid in enumerate(targets, 1):
-            line.append(f"  {k} ").append_text(r.card(cid))
-        self._print(line)
+        cells = [Text(f"{k} ").append_text(r.card(cid)) for k, cid in enumerate(targets, 1)]
+        self._print(*flow(cells, r.width, 2, what.append(": it matches two field cards. Take which?  ")))
         back = " (b: back)" if can_go_back else ""
         while True:
             reply = interpret_target(await self._input(f"Take 1 or 2{back} > "), targets, can_go_back=can_go_back)

@@ -80,7 +80,7 @@ def flow(cells: Sequence[Text], width: int, indent: int = 0, first: Text | None 
 
 def wrap(text: Text, width: int, indent: int = 2) -> list[Text]:
     """A sentence in lines of at most ``width`` columns, broken at spaces; later lines indented."""
-    return flow([w for w in text.split(" ") if w.plain], width, indent, gap=1)
+    return flow([w for w in text.split(" ") if w.plain], width, indent, Text(""), gap=1)
 
 
 def yaku_words(yaku: dict[str, Any]) -> str:
@@ -89,7 +89,8 @@ def yaku_words(yaku: dict[str, Any]) -> str:
     if not items:
         return "no yaku yet"
     parts = ", ".join(f"{y['name'].replace('_', ' ')} {y['points']}" for y in items)
-    return f"{parts} = {yaku.get('total', 0)} pts"
+    total = yaku.get("total", 0)
+    return f"{parts} = {total} pts" + (" with koi-koi" if total != sum(y["points"] for y in items) else "")
 
 
 class Renderer:
