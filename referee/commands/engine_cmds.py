@@ -17,16 +17,18 @@ def score_cmd(
     koikoi_calls: Annotated[
         int, typer.Option("--koikoi-calls", "-k", min=0, help="Koi-koi calls made by this player this round.")
     ] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: {yaku: [{name, points, cards}], total}.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON: {yaku: [{name, points, cards}], total}.")
+    ] = False,
 ) -> None:
     """Score a capture pile: its yaku and what a stop would score after K koi-koi calls."""
+    if len(set(cards)) != len(cards):
+        fail("a card id is repeated")
     try:
         r = load_rules(rules)
         result = score(cards, r, koikoi_calls)
     except EngineError as exc:
         fail(str(exc))
-    if len(set(cards)) != len(cards):
-        fail("a card id is repeated")
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         return
