@@ -31,6 +31,7 @@ from referee.engine import (
 )
 from referee.engine.views import DECISIONS
 from referee.errors import RefereeError
+from referee.text import scores_text
 
 FORMAT = "koikoi-replay/1"
 """The format name in a replay's header."""
@@ -380,9 +381,9 @@ def verify(path: Path | str) -> VerifyReport:
         f = r["forfeit"]
         text = f"seat {f['seat']} forfeits: {f['reason']}"
     elif r.get("winner") is None:
-        text = f"draw {r['scores'][0]}-{r['scores'][1]}"
+        text = f"draw {scores_text(r['scores'])}"
     else:
-        text = f"seat {r['winner']} wins {r['scores'][0]}-{r['scores'][1]}"
+        text = f"seat {r['winner']} wins {scores_text(r['scores'])}"
     return VerifyReport(str(path), True, last, checker.decisions, message=text, result=r)
 
 
@@ -436,11 +437,11 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
         else:
             head = f"round {e['round']} ends: seat {e['winner']} scores {e['points']} ({e['reason']}"
             head += f": {yaku})" if yaku else ")"
-        return [f"{head}; scores {e['scores'][0]}-{e['scores'][1]}"]
+        return [f"{head}; scores {scores_text(e['scores'])}"]
     if kind == "match_end":
         w = "a draw" if e["winner"] is None else f"seat {e['winner']} wins"
         return [
-            f"match over after {e['rounds']} round(s) ({e['reason']}): {w}, {e['scores'][0]}-{e['scores'][1]}"
+            f"match over after {e['rounds']} round(s) ({e['reason']}): {w}, {scores_text(e['scores'])}"
         ]
     return [f"  {_short(e)}"]
 
@@ -514,4 +515,4 @@ def _render_step(step: _Step, seat: int | None, names: dict[int, str]) -> list[s
         else f"seat {line['winner']} ({names.get(line['winner'])}) wins"
     )
     sc = line["scores"]
-    return [f"result: {w}, {sc[0]}-{sc[1]} after {line['rounds']} round(s) ({line['reason']})"]
+    return [f"result: {w}, {scores_text(sc)} after {line['rounds']} round(s) ({line['reason']})"]

@@ -14,6 +14,7 @@ from referee.commands import fail
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
 from referee.process import BotCommandError, Limits, check_command
+from referee.text import scores_text
 
 
 def replay_paths(path: Path | None, games: int) -> list[Path | None]:
@@ -35,17 +36,17 @@ def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
         else:
             yaku = ", ".join(f"{y['name']} {y['points']}" for y in r["yaku"])
             text = f"seat {r['winner']} +{r['points']} ({r['reason']}{': ' + yaku if yaku else ''})"
-        out.append(f"  round {r['round']}: {text}  scores {r['scores'][0]}-{r['scores'][1]}")
+        out.append(f"  round {r['round']}: {text}  scores {scores_text(r['scores'])}")
     a, b = result.scores
     if result.forfeit is not None:
         f = result.forfeit
         out.append(f"  seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason}: {f.detail}")
     if result.winner is None:
-        out.append(f"  result: draw {a}-{b} after {result.rounds} round(s) ({result.reason})")
+        out.append(f"  result: draw {scores_text((a, b))} after {result.rounds} round(s) ({result.reason})")
     else:
         w = result.winner
         tail = f"after {result.rounds} round(s) ({result.reason})"
-        out.append(f"  result: seat {w + 1} ({names[w]}) wins {a}-{b} {tail}")
+        out.append(f"  result: seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}")
     if replay is not None:
         out.append(f"  replay: {replay}")
     return out

@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from referee.text import scores_text
 from referee.tournament.standings import Record
 
 
@@ -32,7 +33,7 @@ def describe(rec: Record) -> str:
     winner = res.get("winner")
     scores = res.get("scores") or [0, 0]
     outcome = f"{rec.spec.seats[int(winner) - 1]} wins" if winner else "draw"
-    text = f"{a} vs {b}: {outcome} {scores[0]}-{scores[1]}"
+    text = f"{a} vs {b}: {outcome} {scores_text(scores)}"
     forfeit = res.get("forfeit")
     if forfeit:
         text += f" ({rec.spec.seats[int(forfeit['seat']) - 1]} forfeits: {forfeit['reason']})"
