@@ -1,0 +1,88 @@
+"""Resource limits and working directory of a bot process, and the ``play`` options that set them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from referee.process import BotProcess, Limits, resolve_paths
+
+ROOT = Path(__file__).parent.parent
+HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
+FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
+REPORT = (
+    "import json, os, resource\n"
+    "lim = {n: resource.getrlimit(getattr(resource, n))[0] for n in ('RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_CORE')}\n"
+    "print(json.dumps({'limits': lim, 'cwd': os.getcwd(), 'token': os.environ.get('KOIKOI_REFEREE_BOT')}),"
+    " flush=True)\n"
+)
+
+
+def report_of(limits: Limits) -> tuple[dict[str, object], Path | None, str]:
+    async def main() -> tuple[dict[str, object], Path | None, str]:
+        p = BotProcess(f"{shlex.quote(sys.executable)} -c {shlex.quote(REPORT)}", limits=limits)
+        await p.start()
+        seen = json.loads(await p.read_line())
+        cwd = p.cwd
+        await p.close()
+        return seen, cwd, p.token
+
+    return asyncio.run(main())
+
+
+def test_limits_are_set_in_the_child_and_the_default_cwd_is_fresh_and_removed() -> None:
+    seen, cwd, token = report_of(Limits(cpu_seconds=7, memory_bytes=512 << 20))
+    assert seen["limits"] == {"RLIMIT_AS": 512 << 20, "RLIMIT_CPU": 7, "RLIMIT_CORE": 0}
+    assert cwd is not None and seen["cwd"] == str(cwd) and cwd != Path.cwd()
+    assert not cwd.exists()  # removed at close
+    assert seen["token"] == token and len(token) >= 16
+
+
+def test_without_limits_only_core_dumps_are_off_and_a_given_cwd_is_kept(tmp_path: Path) -> None:
+    seen, cwd, _ = report_of(Limits(cwd=tmp_path))
+    assert cwd == tmp_path
+    lim = seen["limits"]
+    assert isinstance(lim, dict)
+    assert lim["RLIMIT_AS"] == resource.getrlimit(resource.RLIMIT_AS)[0]
+    assert lim["RLIMIT_CPU"] == resource.getrlimit(resource.RLIMIT_CPU)[0]
+    assert lim["RLIMIT_CORE"] == 0
+    assert seen["cwd"] == str(tmp_path) and tmp_path.is_dir()
+
+
+def test_relative_paths_of_the_command_line_are_made_absolute(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "b.py").write_text("")
+    (tmp_path / "model.bin").write_text("")
+    argv = ["./run", "bots/b.py", "--x", "model.bin", "missing.txt", "--m=model.bin", "/abs"]
+    assert resolve_paths(argv, tmp_path) == [
+        str(tmp_path / "run"), str(tmp_path / "bots" / "b.py"), "--x", str(tmp_path / "model.bin"),
+        "missing.txt", "--m=model.bin", "/abs",
+    ]  # fmt: skip
+
+
+def run_play(referee_exe: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(referee_exe), "play", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_play_options_for_bot_limits(referee_exe: Path, tmp_path: Path) -> None:
+    probe = tmp_path / "probe.json"
+    out = run_play(referee_exe, FIRST, f"{HOSTILE} probe {tmp_path / 'pids'} {probe}", "--bot-cwd", str(tmp_path),
+                   "--bot-memory-mb", "0", "--bot-cpu-s", "30", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(probe.read_text())["cwd"] == str(tmp_path)
+    bad = run_play(referee_exe, FIRST, FIRST, "--bot-cwd", str(tmp_path / "nope"))
+    assert bad.returncode != 0 and "no such folder for the bots" in bad.stderr and "Traceback" not in bad.stderr
+    helptext = run_play(referee_exe, "--help").stdout
+    assert "--bot-memory-mb" in helptext and "--bot-cpu-s" in helptext and "--bot-cwd" in helptext
+
+
+def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> None:
+    seeds = [json.loads(run_play(referee_exe, FIRST, FIRST, "--json", "--rounds", "1").stdout)["seed"]
+             for _ in range(2)]  # fmt: skip
+    assert seeds[0] != seeds[1]
+    assert all(0 <= s < 2**52 for s in seeds)
