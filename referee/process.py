@@ -67,6 +67,10 @@ class LineTooLongError(ProcessError):
     """The bot wrote a line longer than the cap."""
 
 
+DEFAULT_MEMORY_MB = 2048
+"""The default address-space limit of a bot process, in MiB (``play --bot-memory-mb``; tournaments)."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits and working directory of a bot process, applied in the child before it runs.

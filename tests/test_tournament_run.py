@@ -266,7 +266,7 @@ def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> 
     stdout, stderr = merge(shards[1], "--json")
     assert "6 scheduled match(es) missing" in stderr and json.loads(stdout)["matches"] == 6
     assert "both shard 1/2" in merge(shards[0], shards[1], shards[0], check=2)[1]
-    referee("tournament", *bots, *FAST, "--pairs", "1", "--shard", "2/2", "-o", tmp_path / "other")
+    referee("tournament", *bots, *FAST, "--pairs", "1", "--seed", "5", "--shard", "2/2", "-o", tmp_path / "other")
     assert "different tournament" in merge(shards[0], tmp_path / "other", check=2)[1]
 
 
@@ -373,3 +373,15 @@ def test_live_progress_bar_on_a_terminal(tmp_path: Path, bot: str) -> None:
     assert "matches" in screen and "ETA" in screen and "4/4 elapsed" in screen  # the live bar's columns
     assert "[1/4]" not in screen  # not the plain log lines of a pipe
     assert "results in" in screen
+
+
+def test_the_seed_is_drawn_at_random_unless_given_and_shards_need_one(tmp_path: Path, bot: str) -> None:
+    bots = ["-b", f"first={bot} first", "-b", f"last={bot} last"]
+    seeds = []
+    for k in (1, 2):
+        proc = referee("tournament", *bots, *FAST, "--pairs", "1", "-j", "1", "-o", tmp_path / f"r{k}")
+        seeds.append(json.loads((tmp_path / f"r{k}" / "tournament.json").read_text())["config"]["seed"])
+        assert f"seed {seeds[-1]} (drawn at random" in proc.stderr
+    assert seeds[0] != seeds[1]
+    err = referee("tournament", *bots, *FAST, "--shard", "1/2", "-o", tmp_path / "s", check=2).stderr
+    assert "--shard needs --seed" in err

@@ -13,7 +13,7 @@ import typer
 from referee.commands import fail
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
-from referee.process import BotCommandError, Limits, check_command
+from referee.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
 from referee.text import scores_text
 
 
@@ -83,7 +83,7 @@ def play_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result per match instead.")] = False,
     bot_memory_mb: Annotated[
         int, typer.Option("--bot-memory-mb", min=0, help="Address-space limit per bot process (MiB; 0: none).")
-    ] = 2048,
+    ] = DEFAULT_MEMORY_MB,
     bot_cpu_s: Annotated[
         int, typer.Option("--bot-cpu-s", min=0, help="CPU-time limit per bot process (seconds; 0: none).")
     ] = 0,

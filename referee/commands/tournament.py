@@ -7,6 +7,7 @@ interrupted one, and ``koikoi-referee tournament merge DIR...`` combines shards.
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 import sys
 import time
@@ -91,7 +92,8 @@ def _build(
         format=format_,
         gauntlet=gauntlet if gauntlet is not None else (base.gauntlet if base else None),
         pairs=pairs if pairs is not None else (base.pairs if base else 10),
-        seed=seed if seed is not None else (base.seed if base else 1),
+        seed=seed if seed is not None else (base.seed if base else secrets.randbits(52)),
+        seed_drawn=seed is None and (base is None or base.seed_drawn),
         time=Time(
             startup_ms if startup_ms is not None else t0.startup_ms,
             move_ms if move_ms is not None else t0.move_ms,
@@ -116,7 +118,10 @@ def tournament_cmd(
         int | None,
         typer.Option("--pairs", "-n", min=1, help="Deal pairs per pairing (2 matches each); default 10."),
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Tournament seed (default 1).")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Tournament seed (default: drawn at random, so bots cannot predict the deals)."),
+    ] = None,
     startup_ms: Annotated[int | None, typer.Option("--startup-ms", min=0, help="Handshake time.")] = None,
     move_ms: Annotated[int | None, typer.Option("--move-ms", min=0, help="Time per decision.")] = None,
     bank_ms: Annotated[int | None, typer.Option("--bank-ms", min=0, help="Time bank per match.")] = None,
@@ -179,6 +184,10 @@ def tournament_cmd(
             if not bot and config is None:
                 fail("name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config")
             cfg = _build(config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms)
+            if cfg.seed_drawn:
+                if shard:
+                    fail("--shard needs --seed (or a seed in the tournament file): every shard must share the schedule")
+                typer.echo(f"seed {cfg.seed} (drawn at random; --seed {cfg.seed} repeats this tournament)", err=True)
             options = RunOptions(
                 jobs=n_jobs,
                 shard=parse_shard(shard) if shard else (1, 1),

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import secrets
 import tomllib
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -91,6 +92,7 @@ class TournamentConfig:
     pairs: int = 10  # deal pairs per pairing: each pair is two matches with the seats swapped
     seed: int = 1
     time: Time = field(default_factory=Time)
+    seed_drawn: bool = field(default=False, compare=False)  # the seed was drawn at random, not given
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -275,6 +277,7 @@ def config_from_dict(
         format=fmt,
         gauntlet=data.get("gauntlet"),
         pairs=data.get("pairs", 10),
-        seed=data.get("seed", 1),
+        seed=data["seed"] if "seed" in data else secrets.randbits(52),
         time=Time(**time_table),
+        seed_drawn="seed" not in data,
     )

@@ -28,10 +28,12 @@ from typing import Any
 
 from referee.errors import RefereeError
 from referee.match import MatchConfig, TimeControl, play_match
-from referee.process import kill_all_now
+from referee.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.seats import BotSeat
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
+
+_LIMITS = Limits(memory_bytes=DEFAULT_MEMORY_MB << 20)  # each bot in a fresh temporary directory, memory capped
 
 Emit = Callable[[MatchSpec, dict[str, Any]], None]
 """Called with each finished match and its result's JSON."""
@@ -79,7 +81,7 @@ async def play_unit(
         for name in spec.seats:
             if name not in seats:
                 log = root / "logs" / f"{spec.match_id}.{name}.log"
-                seats[name] = BotSeat(commands[name], label=name, stderr_path=log)
+                seats[name] = BotSeat(commands[name], label=name, stderr_path=log, limits=_LIMITS)
         pair = (seats[spec.seats[0]], seats[spec.seats[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
         result = await play_match(pair, match_config(config, spec, replay))
