@@ -59,26 +59,37 @@ def sample_requests(rules_name: str, matches: int) -> list[dict[str, Any]]:
     return out
 
 
-async def raw_echo(command: str, requests: list[dict[str, Any]]) -> float:
-    """Round trips per second: write a request line, read and parse the answer."""
-    proc = await asyncio.create_subprocess_exec(
-        *command.split(),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    w, r = proc.stdin, proc.stdout
-    w.write(b'{"type":"hello"}\n')
-    await r.readline()
+async def raw_echo(command: str, requests: list[dict[str, Any]], bots: int = 2) -> float:
+    """Round trips per second: write a request line, read and parse the answer.
+
+    Like a match, the requests alternate between ``bots`` processes (two by default: a match has two seats).
+    """
+    procs = [
+        await asyncio.create_subprocess_exec(
+            *command.split(),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        for _ in range(bots)
+    ]
+    pipes = []
+    for proc in procs:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b'{"type":"hello"}\n')
+        await proc.stdout.readline()
+        pipes.append((proc.stdin, proc.stdout))
     t0 = time.perf_counter()
-    for req in requests:
+    for k, req in enumerate(requests):
+        w, r = pipes[k % bots]
         w.write(encode(req))
         answer = json.loads(await r.readline())
         assert answer["id"] == req["id"]
     elapsed = time.perf_counter() - t0
-    w.write(b'{"type":"bye"}\n')
-    await proc.wait()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"type":"bye"}\n')
+        await proc.wait()
     return len(requests) / elapsed
 
 
@@ -108,13 +119,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         command = bot_command(Path(tmp) / "minimal_bot.py")
         requests = sample_requests(args.rules, args.matches)
+        raw1 = asyncio.run(raw_echo(command, requests, bots=1))
         raw = asyncio.run(raw_echo(command, requests))
         ref, decisions = asyncio.run(referee(command, args.rules, args.matches, Path(tmp)))
     print(
-        f"raw JSON-line echo:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, {len(requests)} requests)"
+        f"raw echo, one bot:   {raw1:9.0f} round trips/s  ({1e6 / raw1:6.1f} us each, {len(requests)} requests)"
+    )
+    print(
+        f"raw echo, two bots:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, alternating as in a match)"
     )
     print(f"full referee:        {ref:9.0f} decisions/s    ({1e6 / ref:6.1f} us each, {decisions} decisions)")
-    print(f"referee cost ratio:  {raw / ref:9.2f}x  (goal <= 1.5x)")
+    print(f"referee cost ratio:  {raw / ref:9.2f}x  against the two-bot echo (goal <= 1.5x)")
 
 
 if __name__ == "__main__":
