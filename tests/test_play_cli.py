@@ -104,7 +104,7 @@ def test_a_random_seed_is_printed_and_recorded(referee_exe: Path, tmp_path: Path
         ([FIRST, FIRST, "--rules", "no-such-rules"], "neither a preset"),
         ([FIRST, FIRST, "--deals", "missing.jsonl"], "missing.jsonl: cannot read"),
         ([FIRST, FIRST, "--deals", "pyproject.toml"], "line 1"),
-        ([FIRST, FIRST, "--replay", "/no/such/dir/r.jsonl"], "no such folder"),
+        ([FIRST, FIRST, "--replay", "pyproject.toml/r.jsonl"], "cannot create the replay's folder"),
     ],
 )
 def test_play_that_cannot_start_is_one_line_and_non_zero(
@@ -146,3 +146,10 @@ def test_replay_verify_exit_status_and_one_line_per_file(referee_exe: Path, tmp_
     assert out.stdout.splitlines()[1].startswith(f"{bad}: line {len(lines)}: result: rounds")
     shown = run(referee_exe, "replay", "show", str(bad))
     assert shown.returncode == 1 and f"line {len(lines)}" in shown.stderr
+
+
+def test_play_creates_the_replay_folder(referee_exe: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "new" / "sub" / "m.jsonl"
+    out = run(referee_exe, "play", FIRST, FIRST, "--rules", "cardavia", "--seed", "3", "--replay", str(replay))
+    assert out.returncode == 0, out.stderr
+    assert run(referee_exe, "replay", "verify", str(replay)).returncode == 0

@@ -133,8 +133,11 @@ def play_cmd(
             fail(f"{log_dir}: cannot create: {exc.strerror}")
     paths = replay_paths(replay, games)
     for p in paths:
-        if p is not None and not p.parent.is_dir():
-            fail(f"{p.parent}: no such folder for the replay")
+        if p is not None:
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                fail(f"{p.parent}: cannot create the replay's folder: {exc.strerror}")
     base = secrets.randbits(52) if seed is None else seed  # not to be found from a hand; exact in JSON
     if bot_cwd is not None and not bot_cwd.is_dir():
         fail(f"{bot_cwd}: no such folder for the bots")
