@@ -202,6 +202,8 @@ def replay_edit(draw: st.DrawFn, text: bytes) -> bytes:
     lines = text.splitlines(keepends=True)
     for _ in range(draw(st.integers(1, 3))):
         op = draw(st.sampled_from(["drop", "repeat", "swap", "cut", "bytes", "field"]))
+        if not lines:
+            break
         i = draw(st.integers(0, len(lines) - 1))
         if op == "drop" and len(lines) > 1:
             del lines[i]
@@ -216,7 +218,12 @@ def replay_edit(draw: st.DrawFn, text: bytes) -> bytes:
         elif op == "bytes":
             return b"".join(lines[:i]) + draw(mutated([lines[i]])) + b"".join(lines[i + 1 :])
         elif op == "field":
-            obj = json.loads(lines[i])
+            try:
+                obj = json.loads(lines[i])
+            except ValueError:  # a line an earlier edit cut short
+                continue
+            if not isinstance(obj, dict) or not obj:
+                continue
             key = draw(st.sampled_from(sorted(obj)))
             obj[key] = draw(json_values)
             lines[i] = json.dumps(obj).encode() + b"\n"
