@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from referee.engine import PRESETS, Rules
+
+# In CI the property tests replay a fixed set of examples, so a run can only fail on a change to the code; on a
+# developer's machine they explore new examples every run.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 PRESET_NAMES: tuple[str, ...] = ("guide", "cardavia", "koikoi-japan")
 
