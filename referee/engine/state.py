@@ -402,12 +402,31 @@ def _illegal(state: State, action: object) -> IllegalActionError:
     return IllegalActionError(f"illegal action in phase {state.phase.name}: {action!r}")
 
 
+def _normal(action: object) -> Action | None:
+    """``action`` with plain ints (or int enums) as its fields made exact; None if it is no action at all."""
+    if type(action) is not Action:
+        return None
+    kind, card, target = action
+    if type(kind) is ActionKind and type(card) is int and type(target) is int:
+        return action
+    if any(type(x) is bool or not isinstance(x, int) for x in action):
+        return None
+    try:
+        return Action(ActionKind(int(kind)), int(card), int(target))
+    except ValueError:
+        return None
+
+
 def apply(state: State, action: Action) -> State:
     """The state after ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it is not legal."""
     if state.phase is _PH_PLAY and type(action) is Action and action.kind is _AK_PLAY:
         return _apply_play(state, action)
-    if not is_legal(state, action):
-        raise _illegal(state, action)
+    given = action
+    action = _normal(action)  # type: ignore[assignment]
+    if action is None or not is_legal(state, action):
+        raise _illegal(state, given)
+    if action.kind is _AK_PLAY:
+        return _apply_play(state, action)
     s = state._copy()
     events: list[Event] = []
     p = s.to_move
