@@ -133,7 +133,8 @@ class VerifyReport:
         if self.truncated:
             head = f"{self.path}: truncated: no result line"
             return f"{head}; the first {self.lines} lines are valid{self.message}"
-        return f"{self.path}: line {self.error_line}: {self.message}"
+        where = f"line {self.error_line}: " if self.error_line else ""
+        return f"{self.path}: {where}{self.message}"
 
 
 def _diff(replay: Any, engine: Any, where: str = "") -> str:
@@ -324,7 +325,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         with open(path, "rb") as f:
             yield from enumerate(f, 1)
     except OSError as exc:
-        raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
 
 
 def _steps(path: Path) -> Iterator[tuple[int, _Step | None, str | None, _Checker]]:
@@ -353,6 +354,9 @@ def _steps(path: Path) -> Iterator[tuple[int, _Step | None, str | None, _Checker
         yield n, step, None, checker
 
 
+_NO_HEADER = "no header line (an empty file, or its first line is cut short)"
+
+
 def verify(path: Path | str) -> VerifyReport:
     """Re-simulate a replay with the engine from its header and check every line.
 
@@ -370,9 +374,9 @@ def verify(path: Path | str) -> VerifyReport:
             last = n
             del step
     except ReplayError as exc:
-        return VerifyReport(str(path), False, 0, 0, error_line=0, message=str(exc))
+        return VerifyReport(str(path), False, 0, 0, message=str(exc))
     if checker is None or checker.state is None:
-        return VerifyReport(str(path), False, 0, 0, error_line=1, message="empty file: no header line")
+        return VerifyReport(str(path), False, 0, 0, error_line=1, message=_NO_HEADER)
     if checker.result is None:
         return VerifyReport(str(path), False, last, checker.decisions, truncated=True,
                             message=f" ({checker.decisions} decisions)")  # fmt: skip
@@ -470,9 +474,11 @@ def show(path: Path | str, seat: int | None = None) -> tuple[list[str], VerifyRe
             last = n
             out.extend(_render_step(step, seat, names))
     except ReplayError as exc:
-        return out, VerifyReport(str(path), False, 0, 0, error_line=0, message=str(exc))
-    if checker is None or checker.result is None:
-        decisions = 0 if checker is None else checker.decisions
+        return out, VerifyReport(str(path), False, 0, 0, message=str(exc))
+    if checker is None or checker.state is None:
+        return out, VerifyReport(str(path), False, 0, 0, error_line=1, message=_NO_HEADER)
+    if checker.result is None:
+        decisions = checker.decisions
         return out, VerifyReport(
             str(path), False, last, decisions, truncated=True, message=f" ({decisions} decisions)"
         )

@@ -113,6 +113,26 @@ def test_bad_files_get_a_line_number_not_a_stack_trace(
     assert words in report.message
 
 
+def test_no_header_is_an_error_for_verify_and_show(replay: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(replay.read_text()[:200])  # the header line cut short: nothing to show
+    for path in (cut, tmp_path / "empty.jsonl"):
+        path.touch()
+        report = verify(path)
+        assert not report.ok and not report.truncated and "no header line" in report.message
+        lines, problem = show(path)
+        assert lines == [] and problem is not None and not problem.truncated
+        assert "no header line" in problem.message
+
+
+def test_an_unreadable_path_is_named_once_without_a_line_number(tmp_path: Path) -> None:
+    for path in (tmp_path, tmp_path / "missing.jsonl"):
+        summary = verify(path).summary()
+        assert summary.startswith(f"{path}: cannot read: ") and summary.count(str(path)) == 1
+        _, problem = show(path)
+        assert problem is not None and problem.error_line is None and problem.message.startswith("cannot read")
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_edit_of_a_line_fails_cleanly(replay: Path, tmp_path: Path, data: st.DataObject) -> None:
