@@ -86,6 +86,13 @@ def test_bad_input_is_exit_2_with_one_line(args: list[str], needle: str) -> None
     assert "Traceback" not in proc.stderr
 
 
+def test_score_refuses_an_impossible_number_of_koikoi_calls() -> None:
+    # x2 per call: a huge count would be a huge power of two (memory exhaustion), not a score
+    proc = invoke("score", "-r", "guide", "-k", "999999999999", "pine-crane", "cherry-curtain", "pampas-moon")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "koikoi-calls" in proc.stderr
+    assert invoke("score", "-r", "guide", "-k", "48", "pine-crane").returncode == 0
+
+
 def test_score_with_a_rules_file(tmp_path: Path) -> None:
     path = tmp_path / "r.toml"
     path.write_text('base = "guide"\nthree_brights = 9\n')

@@ -15,7 +15,10 @@ def score_cmd(
     cards: Annotated[list[str], typer.Argument(help="Captured card ids, e.g. pine-crane cherry-curtain.")],
     rules: Annotated[str, typer.Option("--rules", "-r", help="A preset name or a rules file.")] = "guide",
     koikoi_calls: Annotated[
-        int, typer.Option("--koikoi-calls", "-k", min=0, help="Koi-koi calls made by this player this round.")
+        int,
+        typer.Option(
+            "--koikoi-calls", "-k", min=0, max=48, help="Koi-koi calls made by this player this round."
+        ),
     ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON: {yaku: [{name, points, cards}], total}.")
