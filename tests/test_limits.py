@@ -81,6 +81,15 @@ def test_play_options_for_bot_limits(referee_exe: Path, tmp_path: Path) -> None:
     assert "--bot-memory-mb" in helptext and "--bot-cpu-s" in helptext and "--bot-cwd" in helptext
 
 
+def test_play_bounds_limits_and_games_instead_of_failing_in_the_child(referee_exe: Path) -> None:
+    top = run_play(referee_exe, FIRST, FIRST, "--rounds", "1", "--json",
+                   "--bot-memory-mb", str(10**9), "--bot-cpu-s", str(10**9))  # fmt: skip
+    assert top.returncode == 0 and json.loads(top.stdout)["forfeit"] is None, top.stdout
+    for option in ("--bot-memory-mb", "--bot-cpu-s", "--games"):
+        out = run_play(referee_exe, FIRST, FIRST, option, "9" * 24)
+        assert out.returncode == 2 and option in out.stderr and "Traceback" not in out.stderr
+
+
 def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> None:
     seeds = [json.loads(run_play(referee_exe, FIRST, FIRST, "--json", "--rounds", "1").stdout)["seed"]
              for _ in range(2)]  # fmt: skip

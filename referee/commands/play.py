@@ -79,13 +79,19 @@ def play_cmd(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Write the replay here (numbered with --games).")
     ] = None,
-    games: Annotated[int, typer.Option("--games", min=1, help="Play N matches; game k uses seed+k-1.")] = 1,
+    games: Annotated[
+        int, typer.Option("--games", min=1, max=100_000, help="Play N matches; game k uses seed+k-1.")
+    ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result per match instead.")] = False,
     bot_memory_mb: Annotated[
-        int, typer.Option("--bot-memory-mb", min=0, help="Address-space limit per bot process (MiB; 0: none).")
+        int,
+        typer.Option(
+            "--bot-memory-mb", min=0, max=10**9, help="Address-space limit per bot process (MiB; 0: none)."
+        ),
     ] = DEFAULT_MEMORY_MB,
     bot_cpu_s: Annotated[
-        int, typer.Option("--bot-cpu-s", min=0, help="CPU-time limit per bot process (seconds; 0: none).")
+        int,
+        typer.Option("--bot-cpu-s", min=0, max=10**9, help="CPU-time limit per bot process (seconds; 0: none)."),
     ] = 0,
     bot_cwd: Annotated[
         Path | None,
