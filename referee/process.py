@@ -110,6 +110,14 @@ def _lower(which: int, soft: int, hard: int | None = None) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
+def _probe(test: Callable[[], bool]) -> bool:
+    """``test()`` (a ``Path`` check), False where the path cannot even be looked up (too long, a NUL byte)."""
+    try:
+        return test()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_paths(argv: list[str], base: Path) -> list[str]:
     """``argv`` with each relative argument that names an existing file or folder under ``base`` (and the
     program, if it is a relative path) made absolute: the command line is read where the referee runs, while
@@ -118,7 +126,7 @@ def resolve_paths(argv: list[str], base: Path) -> list[str]:
     for i, arg in enumerate(argv):
         if arg and not arg.startswith("-") and not os.path.isabs(arg):
             path = base / arg
-            if (i == 0 and "/" in arg) or (i > 0 and path.exists()):
+            if (i == 0 and "/" in arg) or (i > 0 and _probe(path.exists)):
                 arg = str(path.absolute())
         out.append(arg)
     return out
@@ -140,20 +148,29 @@ def command_argv(command: str) -> list[str]:
     return argv
 
 
+def bot_environment(cwd: Path, token: str) -> dict[str, str]:
+    """The environment of a bot: the referee's, with ``PWD`` naming the bot's own working directory (not the
+    referee's, where the replay is written), no ``OLDPWD``, and the bot's token in ``KOIKOI_REFEREE_BOT``."""
+    env = {k: v for k, v in os.environ.items() if k != "OLDPWD"}
+    env["PWD"] = str(cwd.absolute())
+    env[TOKEN_VAR] = token
+    return env
+
+
 def check_command(command: str, cwd: Path | None = None) -> list[str]:
     """The argument vector of ``command`` after checking that its program (or script file) exists."""
     argv = command_argv(command)
     first = shlex.split(command)[0]
     base = cwd or Path.cwd()
     if first.endswith((".py", ".js")):
-        if not (base / first).is_file():
+        if not _probe((base / first).is_file):
             raise BotCommandError(f"bot file not found: {first}")
         if first.endswith(".js") and shutil.which("node") is None:
             raise BotCommandError("node is needed for a .js bot but is not on PATH")
         return argv
     if "/" in first:
         path = base / first
-        if not path.is_file():
+        if not _probe(path.is_file):
             raise BotCommandError(f"bot program not found: {first}")
         if not os.access(path, os.X_OK):
             raise BotCommandError(f"bot program is not executable: {first}")
@@ -277,7 +294,7 @@ class BotProcess:
                 stderr=stderr,
                 start_new_session=True,
                 cwd=cwd,
-                env={**os.environ, TOKEN_VAR: self._token},
+                env=bot_environment(cwd, self._token),
                 preexec_fn=self.limits.preexec(),
             )
             proc = asyncio.subprocess.Process(transport, protocol, loop)

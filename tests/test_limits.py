@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.process import BotProcess, Limits, resolve_paths
+import pytest
+
+from referee.process import BotCommandError, BotProcess, Limits, check_command, resolve_paths
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
@@ -18,8 +20,8 @@ FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 REPORT = (
     "import json, os, resource\n"
     "lim = {n: resource.getrlimit(getattr(resource, n))[0] for n in ('RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_CORE')}\n"
-    "print(json.dumps({'limits': lim, 'cwd': os.getcwd(), 'token': os.environ.get('KOIKOI_REFEREE_BOT')}),"
-    " flush=True)\n"
+    "print(json.dumps({'limits': lim, 'cwd': os.getcwd(), 'token': os.environ.get('KOIKOI_REFEREE_BOT'),"
+    " 'pwd': os.environ.get('PWD'), 'oldpwd': os.environ.get('OLDPWD')}), flush=True)\n"
 )
 
 
@@ -35,10 +37,15 @@ def report_of(limits: Limits) -> tuple[dict[str, object], Path | None, str]:
     return asyncio.run(main())
 
 
-def test_limits_are_set_in_the_child_and_the_default_cwd_is_fresh_and_removed() -> None:
+def test_limits_are_set_in_the_child_and_the_default_cwd_is_fresh_and_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PWD", str(Path.cwd()))  # the referee's folder, where replays go: not for the bot
+    monkeypatch.setenv("OLDPWD", str(ROOT))
     seen, cwd, token = report_of(Limits(cpu_seconds=7, memory_bytes=512 << 20))
     assert seen["limits"] == {"RLIMIT_AS": 512 << 20, "RLIMIT_CPU": 7, "RLIMIT_CORE": 0}
     assert cwd is not None and seen["cwd"] == str(cwd) and cwd != Path.cwd()
+    assert seen["pwd"] == str(cwd) and seen["oldpwd"] is None
     assert not cwd.exists()  # removed at close
     assert seen["token"] == token and len(token) >= 16
 
@@ -63,6 +70,11 @@ def test_relative_paths_of_the_command_line_are_made_absolute(tmp_path: Path) ->
         str(tmp_path / "run"), str(tmp_path / "bots" / "b.py"), "--x", str(tmp_path / "model.bin"),
         "missing.txt", "--m=model.bin", "/abs",
     ]  # fmt: skip
+    long = "x" * 300  # longer than a file name may be: not a file, and no error
+    assert resolve_paths(["prog", long, "a\0b"], tmp_path) == ["prog", long, "a\0b"]
+    for command in (f"{long}.py", f"./{long}"):
+        with pytest.raises(BotCommandError, match="not found"):
+            check_command(command, tmp_path)
 
 
 def run_play(referee_exe: Path, *args: str) -> subprocess.CompletedProcess[str]:
