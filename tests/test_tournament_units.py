@@ -225,6 +225,18 @@ def test_store_survives_a_torn_line_and_counts_each_match_once(tmp_path: Path) -
         Store.create(tmp_path, cfg, RunOptions())
 
 
+def test_an_output_folder_that_cannot_be_written_is_a_tournament_error(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    with pytest.raises(TournamentError, match="cannot write the tournament folder"):
+        Store.create(a_file, make_config(2, pairs=1), RunOptions())
+    Store.create(tmp_path / "t", make_config(2, pairs=1), RunOptions()).close()
+    (tmp_path / "t" / "results.jsonl").unlink()
+    (tmp_path / "t" / "results.jsonl").mkdir()
+    with pytest.raises(TournamentError, match="cannot resume"):
+        Store.open(tmp_path / "t")
+
+
 def test_standings_count_points_failures_and_pairs(tmp_path: Path) -> None:
     cfg = make_config(2, pairs=2)
     store = Store.create(tmp_path, cfg, RunOptions())

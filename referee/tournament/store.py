@@ -83,8 +83,6 @@ class Store:
         if (root / DESCRIPTION).exists():
             raise TournamentError(f"{root} already holds a tournament; use --resume {root} or another --out")
         store = Store(root, config, options)
-        store.replays.mkdir(parents=True, exist_ok=True)
-        store.logs.mkdir(parents=True, exist_ok=True)
         doc = {
             "format": FORMAT,
             "fingerprint": config.fingerprint(),
@@ -92,17 +90,25 @@ class Store:
             "options": options.to_json(),
             "schedule": [m.to_json() for m in store.schedule],
         }
-        write_atomic(root / DESCRIPTION, json.dumps(doc, indent=1) + "\n")
-        (root / RESULTS).touch()
+        try:
+            store.replays.mkdir(parents=True, exist_ok=True)
+            store.logs.mkdir(parents=True, exist_ok=True)
+            write_atomic(root / DESCRIPTION, json.dumps(doc, indent=1) + "\n")
+            (root / RESULTS).touch()
+        except OSError as exc:
+            raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         return store
 
     @staticmethod
     def open(root: Path, jobs: int = 1) -> Store:
         """An existing tournament folder, to play on: finished matches read back, a torn last line cut off."""
         store = Store._describe(root, jobs)
-        store.replays.mkdir(parents=True, exist_ok=True)
-        store.logs.mkdir(parents=True, exist_ok=True)
-        store.warnings = store.load_results(repair=True)
+        try:
+            store.replays.mkdir(parents=True, exist_ok=True)
+            store.logs.mkdir(parents=True, exist_ok=True)
+            store.warnings = store.load_results(repair=True)
+        except OSError as exc:
+            raise TournamentError(f"{root}: cannot resume in this folder: {exc.strerror or exc}") from None
         return store
 
     @staticmethod
