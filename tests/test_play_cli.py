@@ -153,3 +153,13 @@ def test_play_creates_the_replay_folder(referee_exe: Path, tmp_path: Path) -> No
     out = run(referee_exe, "play", FIRST, FIRST, "--rules", "cardavia", "--seed", "3", "--replay", str(replay))
     assert out.returncode == 0, out.stderr
     assert run(referee_exe, "replay", "verify", str(replay)).returncode == 0
+
+
+def test_game_seeds_follow_the_given_seed_but_a_human_cannot_predict_the_next_game() -> None:
+    from referee.commands.play import game_seeds
+
+    assert game_seeds(7, 3, human=False) == game_seeds(7, 3, human=True) == [7, 8, 9]
+    bots = game_seeds(None, 3, human=False)
+    assert bots[1:] == [bots[0] + 1, bots[0] + 2]  # the printed seed repeats the run
+    person = game_seeds(None, 3, human=True)  # each summary shows its seed: the next one must not follow
+    assert len(set(person)) == 3 and person[1] != person[0] + 1 and all(0 <= s < 2**52 for s in person)

@@ -26,6 +26,16 @@ def replay_paths(path: Path | None, games: int) -> list[Path | None]:
     return [path.with_name(f"{path.stem}-{k:03d}{path.suffix or '.jsonl'}") for k in range(1, games + 1)]
 
 
+def game_seeds(seed: int | None, games: int, *, human: bool) -> list[int]:
+    """The seed of each game: ``seed``, ``seed + 1``... (a random ``seed`` when None). A person sees each
+    game's seed in its summary, so with a human seat and no ``seed`` every game draws its own: the seed of one
+    game must not give away the deal of the next."""
+    if seed is None and human:
+        return [secrets.randbits(52) for _ in range(games)]
+    base = secrets.randbits(52) if seed is None else seed  # not to be found from a hand; exact in JSON
+    return [base + k for k in range(games)]
+
+
 def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
     """A readable summary of one match: points round by round with yaku, the winner, any failure."""
     names = result.names
@@ -80,7 +90,13 @@ def play_cmd(
         Path | None, typer.Option("--replay", help="Write the replay here (numbered with --games).")
     ] = None,
     games: Annotated[
-        int, typer.Option("--games", min=1, max=100_000, help="Play N matches; game k uses seed+k-1.")
+        int,
+        typer.Option(
+            "--games",
+            min=1,
+            max=100_000,
+            help="Play N matches; game k uses seed+k-1 (against a human without --seed: a random seed each).",
+        ),
     ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result per match instead.")] = False,
     bot_memory_mb: Annotated[
@@ -144,7 +160,7 @@ def play_cmd(
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 fail(f"{p.parent}: cannot create the replay's folder: {exc.strerror}")
-    base = secrets.randbits(52) if seed is None else seed  # not to be found from a hand; exact in JSON
+    seeds = game_seeds(seed, games, human=any(humans))
     if bot_cwd is not None and not bot_cwd.is_dir():
         fail(f"{bot_cwd}: no such folder for the bots")
     limits = Limits(bot_cpu_s or None, (bot_memory_mb << 20) or None, bot_cwd)
@@ -152,7 +168,7 @@ def play_cmd(
     configs = [
         MatchConfig(
             rules=r,
-            seed=base + k,
+            seed=seeds[k],
             match_id=f"m-{k + 1:04d}",
             deals=deal_list,
             first_dealer=None if first_dealer is None else first_dealer - 1,
@@ -162,7 +178,7 @@ def play_cmd(
         for k in range(games)
     ]
     if not as_json:
-        shown = "" if any(humans) else f"seed {base}  "  # a person must not see the seed before playing
+        shown = "" if any(humans) else f"seed {seeds[0]}  "  # a person must not see the seed before playing
         typer.echo(f"{shown}rules {r.name}  {r.rounds} round(s)  {games} game(s)")
     tally = [0, 0, 0]
 
