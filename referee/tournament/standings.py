@@ -104,6 +104,16 @@ def _group_pairs(records: Iterable[Record]) -> dict[tuple[int, int], dict[str, R
     return dict(sorted(groups.items()))
 
 
+def _tally(row: BotRow | PairingRow, points: float) -> None:
+    """Count one game's points (1, 0.5 or 0) as a win, a draw or a loss of ``row``."""
+    if points == 1.0:
+        row.wins += 1
+    elif points == 0.5:
+        row.draws += 1
+    else:
+        row.losses += 1
+
+
 def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sprt | None = None) -> Standings:
     """Standings, head-to-head rows, pair list and (for two bots) the SPRT of the first pairing."""
     recs = sorted(records, key=lambda r: r.spec.index)
@@ -114,13 +124,7 @@ def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sp
         for name in r.spec.seats:
             row = rows[name]
             row.games += 1
-            pts = r.points_of(name)
-            if pts == 1.0:
-                row.wins += 1
-            elif pts == 0.5:
-                row.draws += 1
-            else:
-                row.losses += 1
+            _tally(row, r.points_of(name))
         off = r.offender
         if off:
             who, reason = off
@@ -131,13 +135,7 @@ def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sp
             else:
                 rows[who].illegal += 1
         pr = prow[r.spec.pairing]
-        pts = r.points_of(pr.first)
-        if pts == 1.0:
-            pr.wins += 1
-        elif pts == 0.5:
-            pr.draws += 1
-        else:
-            pr.losses += 1
+        _tally(pr, r.points_of(pr.first))
     pair_list: list[dict[str, Any]] = []
     for (pairing, pair), games in _group_pairs(recs).items():
         p = plist[pairing]
