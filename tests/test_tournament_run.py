@@ -385,3 +385,36 @@ def test_the_seed_is_drawn_at_random_unless_given_and_shards_need_one(tmp_path: 
     assert seeds[0] != seeds[1]
     err = referee("tournament", *bots, *FAST, "--shard", "1/2", "-o", tmp_path / "s", check=2).stderr
     assert "--shard needs --seed" in err
+
+
+SPY = r"""
+import json, os, sys
+log = open(os.path.join(sys.argv[1], f"{os.getpid()}.log"), "a")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] in ("hello", "new_match"):
+        log.write(msg["match"]["id"] + "\n")
+        log.flush()
+        if msg["type"] == "hello":
+            print(json.dumps({"type": "hello", "name": "spy"}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_bot_process_plays_both_games_of_a_duplicate_pair(tmp_path: Path, bot: str, jobs: str) -> None:
+    spy, logs = tmp_path / "spy.py", tmp_path / "seen"
+    spy.write_text(SPY)
+    logs.mkdir()
+    spy_bot = f"spy={sys.executable} {spy} {logs}"
+    referee("tournament", "-b", spy_bot, "-b", f"first={bot} first", *FAST, "--pairs", "3", "--seed", "4",
+            "-j", jobs, "-o", tmp_path / "out")  # fmt: skip
+    seen = {log.name: log.read_text().split() for log in logs.iterdir()}
+    assert sum(len(ids) for ids in seen.values()) == 6  # every match was seen by one spy process
+    assert any(len(ids) > 1 for ids in seen.values())  # processes are still reused across pairs
+    for ids in seen.values():
+        pairs = [m[:-1] for m in ids]  # match ids end in the game letter a or b
+        assert len(pairs) == len(set(pairs)), f"one process saw both games of a pair: {ids}"

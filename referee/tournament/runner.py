@@ -58,8 +58,18 @@ def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None)
 
 async def close_seats(seats: dict[str, BotSeat], keep: frozenset[str] = frozenset()) -> None:
     """Close (bye, then kill the process group) every cached seat not named in ``keep``."""
-    for name in [n for n in seats if n not in keep]:
-        await seats.pop(name).close()
+    for key in [k for k in seats if k not in keep]:
+        await seats.pop(key).close()
+
+
+def seat_key(name: str, game: str) -> str:
+    """The cache key of a bot process: one per bot and game letter of a pairing.
+
+    Both games of a duplicate pair deal the same cards, so a process that played game ``a`` would know the
+    opponent's hand and the stock order in game ``b``. Game ``a`` and game ``b`` therefore run on different
+    processes of each bot; each process plays every deal only once.
+    """
+    return f"{name}/{game}"
 
 
 async def play_unit(
@@ -73,24 +83,25 @@ async def play_unit(
     """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played."""
     commands = {b.name: b.command for b in config.bots}
     if specs:
-        await close_seats(seats, frozenset(specs[0].seats))
+        await close_seats(seats, frozenset(seat_key(n, s.game) for s in specs for n in s.seats))
     played = 0
     for spec in specs:
         if should_stop():
             break
-        for name in spec.seats:
-            if name not in seats:
+        keys = (seat_key(spec.seats[0], spec.game), seat_key(spec.seats[1], spec.game))
+        for name, key in zip(spec.seats, keys, strict=True):
+            if key not in seats:
                 log = root / "logs" / f"{spec.match_id}.{name}.log"
-                seats[name] = BotSeat(commands[name], label=name, stderr_path=log, limits=_LIMITS)
-        pair = (seats[spec.seats[0]], seats[spec.seats[1]])
+                seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=_LIMITS)
+        pair = (seats[keys[0]], seats[keys[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
         result = await play_match(pair, match_config(config, spec, replay))
         emit(spec, result.to_json())
         played += 1
-        broken = {spec.seats[result.forfeit.seat]} if result.forfeit is not None else set()
-        broken |= {name for name, seat in seats.items() if seat.failed is not None}
-        for name in broken:
-            await seats.pop(name).close()
+        broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
+        broken |= {key for key, seat in seats.items() if seat.failed is not None}
+        for key in broken:
+            await seats.pop(key).close()
     return played
 
 
