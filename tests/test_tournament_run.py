@@ -418,3 +418,20 @@ def test_no_bot_process_plays_both_games_of_a_duplicate_pair(tmp_path: Path, bot
     for ids in seen.values():
         pairs = [m[:-1] for m in ids]  # match ids end in the game letter a or b
         assert len(pairs) == len(set(pairs)), f"one process saw both games of a pair: {ids}"
+
+
+def test_a_folder_in_use_is_refused_to_a_second_run(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "busy"
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    args = ["tournament", "-b", f"first={bot} first 0.05", "-b", f"last={bot} last 0.05", *FAST, "--pairs", "20",
+            "--seed", "2", "-j", "1", "-o", str(out)]  # fmt: skip
+    proc = subprocess.Popen([str(exe), *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "results.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = referee("tournament", "--resume", out, check=2)
+        assert "is in use by another koikoi-referee run" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()

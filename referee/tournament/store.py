@@ -6,6 +6,7 @@ Layout of a tournament folder::
     results.jsonl       one line per finished match, flushed and fsynced as soon as the match ends
     replays/ID.jsonl    every match's replay (a replayed match overwrites its partial replay)
     logs/               bot stderr logs
+    .lock               held (flock) by the run playing in the folder: a second run there is refused
     standings.json, standings.csv, pairs.csv, matches.csv   the report, rewritten at the end
 
 A line is only counted when it is complete and parses; a torn last line (the referee killed mid-write) is cut
@@ -14,6 +15,8 @@ off on resume and its match is played again, so no match is lost and none is cou
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -26,6 +29,47 @@ from referee.tournament.standings import Record
 FORMAT = "koikoi-tournament/1"
 DESCRIPTION = "tournament.json"
 RESULTS = "results.jsonl"
+LOCK = ".lock"
+
+_held_locks: set[int] = set()  # lock file descriptors of this process
+
+
+def _close_locks_after_fork() -> None:
+    # A forked worker drops its copy of the lock, so that the lock ends with the run that took it (even when
+    # that run is killed), not with the last worker to exit.
+    for fd in _held_locks:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held_locks.clear()
+
+
+os.register_at_fork(after_in_child=_close_locks_after_fork)
+
+
+def lock_folder(root: Path) -> int:
+    """Take the folder's lock for this run; :class:`TournamentError` if another run holds it."""
+    path = root / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise TournamentError(f"{root}: cannot lock the tournament folder: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        raise TournamentError(f"{root} is in use by another koikoi-referee run (pid {holder})") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    _held_locks.add(fd)
+    return fd
+
+
+def unlock_folder(fd: int) -> None:
+    """Release a lock taken by :func:`lock_folder`."""
+    if fd in _held_locks:
+        _held_locks.discard(fd)
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -61,6 +105,7 @@ class Store:
         self._by_id = {m.match_id: m for m in self.schedule}
         self.records: dict[str, Record] = {}
         self._log: IO[str] | None = None
+        self._lock: int | None = None
         self.warnings: list[str] = []
 
     @property
@@ -83,6 +128,11 @@ class Store:
         if (root / DESCRIPTION).exists():
             raise TournamentError(f"{root} already holds a tournament; use --resume {root} or another --out")
         store = Store(root, config, options)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
+        store._lock = lock_folder(root)
         doc = {
             "format": FORMAT,
             "fingerprint": config.fingerprint(),
@@ -103,6 +153,7 @@ class Store:
     def open(root: Path, jobs: int = 1) -> Store:
         """An existing tournament folder, to play on: finished matches read back, a torn last line cut off."""
         store = Store._describe(root, jobs)
+        store._lock = lock_folder(root)
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
@@ -192,10 +243,13 @@ class Store:
         return rec
 
     def close(self) -> None:
-        """Close the log."""
+        """Close the log and release the folder."""
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._lock is not None:
+            unlock_folder(self._lock)
+            self._lock = None
 
 
 def read_description(root: Path) -> dict[str, Any]:
