@@ -180,17 +180,31 @@ def check_command(command: str, cwd: Path | None = None) -> list[str]:
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol of :func:`asyncio.create_subprocess_exec`, with a future done at the process's exit
-    (``Process.wait`` also waits for the pipes, which a child of the bot may hold open)."""
+    """The stream protocol of :func:`asyncio.create_subprocess_exec` that ends the bot's stdout soon after the bot
+    exits, even when a child of the bot still holds the pipe open (reads need no race against the exit)."""
 
     def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
+        self.stdout_cut = False  # stdout was closed by the referee: the bot exited, something held it open
+        self._exit_loop = loop
+        self._subprocess: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._subprocess = transport
 
     def process_exited(self) -> None:
         super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
+        # The bot's last line may still be on the way; after a grace period a stdout still open (held by a child
+        # of the bot) is closed here, so that a pending read ends instead of waiting for its timeout.
+        self._exit_loop.call_later(EXIT_GRACE_S, self._cut_stdout)
+
+    def _cut_stdout(self) -> None:
+        transport = self._subprocess
+        pipe = transport.get_pipe_transport(1) if isinstance(transport, asyncio.SubprocessTransport) else None
+        if pipe is not None and not pipe.is_closing():
+            self.stdout_cut = True
+            pipe.close()
 
 
 _LIVE: dict[int, BotProcess] = {}
@@ -249,7 +263,7 @@ class BotProcess:
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
         self._tmpdir: str | None = None
-        self._exited: asyncio.Future[None] | None = None  # set at start: done when the process exits
+        self._protocol: _Protocol | None = None
 
     @property
     def token(self) -> str:
@@ -298,7 +312,7 @@ class BotProcess:
                 preexec_fn=self.limits.preexec(),
             )
             proc = asyncio.subprocess.Process(transport, protocol, loop)
-            self._exited = protocol.exited
+            self._protocol = protocol
         except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
             self._remove_tmpdir()
             raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
@@ -414,24 +428,17 @@ class BotProcess:
         :class:`LineTooLongError` for a line over the cap (read with a bounded buffer).
         """
         r = self._stdout
-        if r is None or self._exited is None:
+        if r is None or self._protocol is None:
             raise BotClosedError("the bot is not running")
-        read = asyncio.ensure_future(r.readline())
         try:
-            done, _ = await asyncio.wait((read, self._exited), return_when=asyncio.FIRST_COMPLETED)
-            if read not in done:  # the bot exited: its last line may still be on the way
-                done, _ = await asyncio.wait((read,), timeout=EXIT_GRACE_S)
-                if not done:
-                    raise BotClosedError(f"{self._exit_text()}; its stdout is still held open (by a child?)")
-            line = read.result()
+            line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
         except (ConnectionError, OSError) as exc:
             raise BotClosedError(f"stdout: {exc}") from None
-        finally:
-            if not read.done():
-                read.cancel()
         if not line.endswith(b"\n"):
+            if self._protocol.stdout_cut:
+                raise BotClosedError(f"{self._exit_text()}; its stdout is still held open (by a child?)")
             raise BotClosedError(self._exit_text())
         if self._debug:
             log.debug("%s << %s", self.label, line[:-1].decode("utf-8", "replace"))
