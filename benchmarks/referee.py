@@ -59,10 +59,11 @@ def sample_requests(rules_name: str, matches: int) -> list[dict[str, Any]]:
     return out
 
 
-async def raw_echo(command: str, requests: list[dict[str, Any]], bots: int = 2) -> float:
+async def raw_echo(command: str, requests: list[dict[str, Any]], bots: int = 2) -> tuple[float, float]:
     """Round trips per second: write a request line, read and parse the answer.
 
     Like a match, the requests alternate between ``bots`` processes (two by default: a match has two seats).
+    Also returns this process's CPU microseconds per round trip.
     """
     procs = [
         await asyncio.create_subprocess_exec(
@@ -79,33 +80,35 @@ async def raw_echo(command: str, requests: list[dict[str, Any]], bots: int = 2) 
         proc.stdin.write(b'{"type":"hello"}\n')
         await proc.stdout.readline()
         pipes.append((proc.stdin, proc.stdout))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for k, req in enumerate(requests):
         w, r = pipes[k % bots]
         w.write(encode(req))
         answer = json.loads(await r.readline())
         assert answer["id"] == req["id"]
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.write(b'{"type":"bye"}\n')
         await proc.wait()
-    return len(requests) / elapsed
+    return len(requests) / elapsed, cpu / len(requests) * 1e6
 
 
-async def referee(command: str, rules_name: str, matches: int, replay_dir: Path) -> tuple[float, int]:
-    """Decisions per second over ``matches`` full matches (after one warm-up match), and the decisions."""
+async def referee(command: str, rules_name: str, matches: int, replay_dir: Path) -> tuple[float, int, float]:
+    """Decisions per second over ``matches`` full matches (after one warm-up match), the decisions, and the
+    referee's CPU microseconds per decision."""
     seats = (BotSeat(command), BotSeat(command))
     try:
         await play_match(seats, MatchConfig(PRESETS[rules_name], 10_000))
         decisions = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for k in range(matches):
             path = replay_dir / f"m{k}.jsonl"
             result = await play_match(seats, MatchConfig(PRESETS[rules_name], k, replay_path=path))
             assert result.forfeit is None, result.forfeit
             decisions += result.decisions
-        return decisions / (time.perf_counter() - t0), decisions
+        cpu = (time.process_time() - c0) / decisions * 1e6
+        return decisions / (time.perf_counter() - t0), decisions, cpu
     finally:
         await asyncio.gather(*(s.close() for s in seats))
 
@@ -119,18 +122,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         command = bot_command(Path(tmp) / "minimal_bot.py")
         requests = sample_requests(args.rules, args.matches)
-        raw1 = asyncio.run(raw_echo(command, requests, bots=1))
-        raw = asyncio.run(raw_echo(command, requests))
-        ref, decisions = asyncio.run(referee(command, args.rules, args.matches, Path(tmp)))
-    print(
-        f"raw echo, one bot:   {raw1:9.0f} round trips/s  ({1e6 / raw1:6.1f} us each, {len(requests)} requests)"
-    )
-    print(
-        f"raw echo, two bots:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, alternating as in a match)"
-    )
-    print(f"full referee:        {ref:9.0f} decisions/s    ({1e6 / ref:6.1f} us each, {decisions} decisions)")
-    print(f"referee cost ratio:  {raw / ref:9.2f}x  against the two-bot echo (goal <= 1.5x)")
-
+        raw1, cpu1 = asyncio.run(raw_echo(command, requests, bots=1))
+        raw, cpu2 = asyncio.run(raw_echo(command, requests))
+        ref, decisions, cpu_ref = asyncio.run(referee(command, args.rules, args.matches, Path(tmp)))
+    print(f"raw echo, one bot:   {raw1:9.0f} round trips/s  ({1e6 / raw1:6.1f} us each, {cpu1:5.1f} us CPU here; "
+          f"{len(requests)} requests)")  # fmt: skip
+    print(f"raw echo, two bots:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, {cpu2:5.1f} us CPU here; "
+          "alternating as in a match)")  # fmt: skip
+    print(f"full referee:        {ref:9.0f} decisions/s    ({1e6 / ref:6.1f} us each, {cpu_ref:5.1f} us CPU here; "
+          f"{decisions} decisions)")  # fmt: skip
+    print(f"referee cost ratio:  {raw / ref:9.2f}x  wall time against the two-bot echo (goal <= 1.5x)")
+    print(f"referee CPU ratio:   {cpu_ref / cpu2:9.2f}x  the referee process's CPU per decision against the echo's")
 
 if __name__ == "__main__":
     main()
