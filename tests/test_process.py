@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -171,52 +174,9 @@ def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
     assert group_members(pgid) == []
 
 
-def test_ctrl_c_in_the_referee_leaves_no_process(tmp_path: Path) -> None:
-    """A referee interrupted mid-match (SIGINT) kills its bots' process groups before it exits."""
-    import signal
-    import subprocess
-    import time
-
-    pidfile = tmp_path / "pids"
-    bot = tmp_path / "hang.py"
-    bot.write_text(
-        "import json, os, sys, time\n"
-        f"open({str(pidfile)!r}, 'a').write(str(os.getpid()) + '\\n')\n"
-        "for line in sys.stdin:\n"
-        "    if json.loads(line)['type'] == 'hello':\n"
-        "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
-    )
-    referee = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "koikoi-referee"),
-            "play",
-            str(bot),
-            str(bot),
-            "--move-ms",
-            "60000",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
-        time.sleep(0.05)
-    pids = [int(x) for x in pidfile.read_text().split()]
-    assert all(group_members(pid) for pid in pids)
-    time.sleep(0.3)
-    referee.send_signal(signal.SIGINT)
-    _, err = referee.communicate(timeout=30)
-    assert referee.returncode == 130, err
-    assert b"interrupted" in err
-    for pid in pids:
-        assert group_members(pid) == []
-
-
-def test_sigterm_to_the_referee_leaves_no_process(tmp_path: Path) -> None:
-    import signal
-    import subprocess
-    import time
-
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signum: int, code: int) -> None:
+    """A referee stopped mid-match (Ctrl-C or SIGTERM) kills its bots' process groups before it exits."""
     pidfile = tmp_path / "pids"
     bot = tmp_path / "hang.py"
     bot.write_text(
@@ -226,25 +186,20 @@ def test_sigterm_to_the_referee_leaves_no_process(tmp_path: Path) -> None:
         "    if json.loads(line)['type'] == 'hello':\n"
         "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
     )
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
     referee = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "koikoi-referee"),
-            "play",
-            str(bot),
-            str(bot),
-            "--move-ms",
-            "60000",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        [exe, "play", str(bot), str(bot), "--move-ms", "60000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
         time.sleep(0.05)
     pids = [int(x) for x in pidfile.read_text().split()]
+    assert all(group_members(pid) for pid in pids)
     time.sleep(0.3)
-    referee.send_signal(signal.SIGTERM)
+    referee.send_signal(signum)
     _, err = referee.communicate(timeout=30)
-    assert referee.returncode == 143, err
+    assert referee.returncode == code, err
+    if signum == signal.SIGINT:
+        assert b"interrupted" in err
     for pid in pids:
         assert group_members(pid) == []
