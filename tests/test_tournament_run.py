@@ -435,3 +435,15 @@ def test_a_folder_in_use_is_refused_to_a_second_run(tmp_path: Path, bot: str) ->
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+def test_the_output_folder_gets_viewer_pages_and_an_index(tmp_path: Path, bot: str) -> None:
+    bots = ["-b", f"first={bot} first", "-b", f"last={bot} last"]
+    out = referee("tournament", *bots, *FAST, "--pairs", "2", "--seed", "3", "-j", "1", "-o", tmp_path / "t").stdout
+    index = tmp_path / "t" / "index.html"
+    assert f"replays to view: {index}" in out
+    text = index.read_text()
+    for replay in (tmp_path / "t" / "replays").glob("*.jsonl"):
+        assert replay.with_suffix(".html").exists() and replay.stem in text
+    referee("tournament", *bots, *FAST, "--pairs", "1", "--seed", "3", "--no-html", "-o", tmp_path / "n")
+    assert not (tmp_path / "n" / "index.html").exists()
