@@ -62,3 +62,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
             f"battery: {t.cases} cases tried, {t.expected} outcomes as expected, {t.orphans} orphans left, "
             f"{t.leaked_bytes} hidden-card bytes leaked"
         )
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of the process group ``pgid`` (read from ``/proc``, not from the referee)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry))
+    return out

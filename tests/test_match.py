@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
+from conftest import group_members
 
 from referee.engine import PRESETS, Deal, shuffled_deal
 from referee.match import MatchConfig, MatchResult, TimeControl, play_match, run_match, run_matches
@@ -24,21 +24,6 @@ PY, JS, C, GREEDY = (
     "bots/random_bot_c.sh",
     "bots/greedy_bot.py",
 )
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of the process group ``pgid``."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                out.append(int(entry))
-    return out
 
 
 @pytest.fixture(autouse=True)

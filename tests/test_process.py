@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 import signal
 import subprocess
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import group_members
 
 from referee.process import (
     BotClosedError,
@@ -23,22 +23,6 @@ from referee.process import (
 )
 
 HERE = Path(__file__).parent
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of the process group ``pgid``."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry))
-    return out
 
 
 def script(code: str) -> str:
