@@ -34,10 +34,10 @@ from referee.engine import (
     public_event,
 )
 from referee.errors import RefereeError
-from referee.process import Limits, kill_all_now
 from referee.protocol import encode, error_message, event_message, hello_message, new_match_message
 from referee.replay import ReplayWriter
 from referee.seats import BotSeat, Seat, SeatFailure
+from referee.seats.process import Limits, kill_all_now
 
 
 @dataclass(frozen=True)

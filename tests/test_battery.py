@@ -23,8 +23,8 @@ from conftest import BatteryTally
 
 from referee.engine import CARD_IDS, PRESETS, action_from_json, apply, ids_of, new_match, rules_from_dict
 from referee.match import MatchConfig, MatchResult, TimeControl, run_match, run_matches
-from referee.process import Limits
 from referee.replay import verify
+from referee.seats.process import Limits
 
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")

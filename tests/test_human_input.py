@@ -12,11 +12,19 @@ from rich.console import Console
 
 from referee.engine import CARD_IDS, PRESETS, State, apply, legal_actions, new_match, observe
 from referee.engine.views import DECISIONS
-from referee.human import HumanSeat, Reply, human_name, interpret_koikoi, interpret_play, interpret_target, is_human
 from referee.match import TimeControl
 from referee.protocol import event_message, hello_message
-from referee.render import Renderer, card_name
 from referee.seats import SeatFailure
+from referee.seats.human import (
+    HumanSeat,
+    Reply,
+    human_name,
+    interpret_koikoi,
+    interpret_play,
+    interpret_target,
+    is_human,
+)
+from referee.seats.render import Renderer, card_name
 
 HAND = ["pine-crane", "pine-chaff-1", "plum-warbler", "iris-ribbon"]
 LEGAL = [{"play": "pine-crane", "capture": "pine-ribbon"}, {"play": "pine-crane", "capture": "pine-chaff-2"},

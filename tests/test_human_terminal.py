@@ -14,7 +14,7 @@ import pexpect
 
 from referee.engine import CARD_IDS, Deal, State, apply, legal_actions, load_rules, new_match
 from referee.engine.views import DECISIONS
-from referee.render import card_name
+from referee.seats.render import card_name
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.process import BotCommandError, BotProcess, Limits, check_command, resolve_paths
+from referee.seats.process import BotCommandError, BotProcess, Limits, check_command, resolve_paths
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import group_members
 
-from referee.process import (
+from referee.seats.process import (
     BotClosedError,
     BotCommandError,
     BotProcess,

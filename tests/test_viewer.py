@@ -15,7 +15,7 @@ from replay_factory import engine_checkpoints, expected_view, replay_lines, show
 from typer.testing import CliRunner
 
 from referee.commands.replay_html import register
-from referee.viewer import ViewerError, build_steps, read_replay, write_html
+from referee.replay.html import ViewerError, build_steps, read_replay, write_html
 
 EVIL = '</script><script>alert("x")</script><!--'
 

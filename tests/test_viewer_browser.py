@@ -10,7 +10,7 @@ import pytest
 from replay_factory import engine_checkpoints, expected_view, write_replay
 
 from referee.engine import CARD_IDS
-from referee.viewer import write_html
+from referee.replay.html import write_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(

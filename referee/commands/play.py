@@ -13,7 +13,7 @@ import typer
 from referee.commands import fail
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
-from referee.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
+from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
 from referee.text import scores_text
 
 
@@ -123,7 +123,7 @@ def play_cmd(
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
     Exit 0 when it reached a result."""
-    from referee.human import is_human, run_human_matches
+    from referee.seats.human import is_human, run_human_matches
 
     humans = [is_human(b) for b in (bot1, bot2)]
     if all(humans):

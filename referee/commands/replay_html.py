@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.viewer import ViewerError, write_html, write_index
+from referee.replay.html import ViewerError, write_html, write_index
 
 
 def html_cmd(

@@ -235,7 +235,7 @@ def tournament_cmd(
 
 def _write_pages(root: Path) -> Path | None:
     """The viewer pages and index of a tournament folder; a failure is a warning (the results are kept)."""
-    from referee.viewer import ViewerError, write_index
+    from referee.replay.html import ViewerError, write_index
 
     try:
         return write_index(root)

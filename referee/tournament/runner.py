@@ -28,8 +28,8 @@ from typing import Any
 
 from referee.errors import RefereeError
 from referee.match import MatchConfig, TimeControl, play_match
-from referee.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.seats import BotSeat
+from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
 

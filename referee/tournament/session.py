@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from referee.process import ProcessError, check_command
+from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.report import table, write_report

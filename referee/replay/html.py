@@ -387,7 +387,7 @@ def embed_json(data: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("referee").joinpath("viewer_assets", name).read_text(encoding="utf-8")
+    return resources.files("referee").joinpath("replay", "assets", name).read_text(encoding="utf-8")
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

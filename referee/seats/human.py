@@ -26,9 +26,9 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.match import MatchConfig, MatchResult, play_match, run_sync
-from referee.process import Limits
-from referee.render import Renderer, card_name, flow
 from referee.seats import BotSeat, Seat, SeatFailure
+from referee.seats.process import Limits
+from referee.seats.render import Renderer, card_name, flow
 
 HUMAN = "human"
 """The seat spec of a person in the terminal; ``human:NAME`` sets the name shown in results and replays."""

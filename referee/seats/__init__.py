@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import RefereeError
-from referee.process import (
+from referee.protocol import BotAction, BotHello, ProtocolError, bye_message, encode, parse_bot_message
+from referee.seats.process import (
     MAX_LINE,
     STDERR_CAP,
     BotClosedError,
@@ -34,7 +35,6 @@ from referee.process import (
     LineTooLongError,
     command_argv,
 )
-from referee.protocol import BotAction, BotHello, ProtocolError, bye_message, encode, parse_bot_message
 
 FAILURES = (
     "timeout", "crash", "invalid_json", "invalid_message", "illegal_action", "oversized_line",
@@ -113,7 +113,7 @@ def default_name(command: str) -> str:
 
 
 class BotSeat(Seat):
-    """A bot program: a :class:`~referee.process.BotProcess` speaking ``koikoi/1``."""
+    """A bot program: a :class:`~referee.seats.process.BotProcess` speaking ``koikoi/1``."""
 
     def __init__(
         self,

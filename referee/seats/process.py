@@ -3,11 +3,11 @@
 :class:`BotProcess` starts a command line (``shlex`` rules; a bare ``.py`` path runs with this Python, a
 ``.js`` path with ``node``), writes lines to its stdin, reads capped lines from its stdout, copies its stderr
 into a capped log file, and on :meth:`BotProcess.close` kills its whole process group (SIGTERM, a short grace,
-SIGKILL) and every descendant that left the group (see :mod:`referee.descendants`). The child gets its
+SIGKILL) and every descendant that left the group (see :mod:`referee.seats.descendants`). The child gets its
 :class:`Limits` before it runs (address space, CPU seconds, no core files, SIGKILL when the referee dies) and a
 working directory of its own: a fresh empty temporary directory by default, removed at close, so the files
 the referee writes (the replay) are not reachable by a relative path. Every line is logged at debug level on
-the ``referee.process`` logger with a direction marker (``>>`` to the bot, ``<<`` from it).
+the ``referee.seats.process`` logger with a direction marker (``>>`` to the bot, ``<<`` from it).
 
 Nothing here knows the protocol; :mod:`referee.seats` turns these errors into failures of a seat.
 """
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from referee.descendants import TOKEN_VAR, ProcInfo, descendants, die_with_parent, reap, snapshot, with_token
 from referee.errors import RefereeError
+from referee.seats.descendants import TOKEN_VAR, ProcInfo, descendants, die_with_parent, reap, snapshot, with_token
 
-log = logging.getLogger("referee.process")
+log = logging.getLogger("referee.seats.process")
 
 MAX_LINE = 1 << 20
 """Default cap on one line from a bot (bytes, newline excluded)."""
