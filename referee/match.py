@@ -14,7 +14,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +35,16 @@ from referee.engine import (
 )
 from referee.errors import RefereeError
 from referee.protocol import encode, error_message, event_message, hello_message, new_match_message
+from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
+
+__all__ = [
+    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "Termination", "TimeControl",
+    "play_match", "run_match", "run_matches", "run_sync",
+]  # fmt: skip
+
 from referee.replay import ReplayWriter
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.process import Limits, kill_all_now
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """The time control of a match, in milliseconds."""
-
-    startup_ms: int = 10_000
-    move_ms: int = 1_000
-    bank_ms: int = 30_000
-
-    def to_json(self) -> dict[str, int]:
-        """The wire and replay form."""
-        return {"startup_ms": self.startup_ms, "move_ms": self.move_ms, "bank_ms": self.bank_ms}
 
 
 @dataclass(frozen=True)
@@ -62,53 +56,8 @@ class MatchConfig:
     match_id: str = "m-0001"
     deals: tuple[Deal, ...] = ()
     first_dealer: int | None = None  # engine seat 0/1, None: the rules decide
-    time: TimeControl = TimeControl()
+    time: TimeControl = TimeControl()  # noqa: RUF009 - frozen, so one shared default is safe
     replay_path: Path | None = None
-
-
-@dataclass(frozen=True)
-class Forfeit:
-    """A seat lost the match by breaking its rules. ``seat`` is the engine seat 0/1."""
-
-    seat: int
-    # timeout, crash, invalid_json, invalid_message, illegal_action, oversized_line, protocol_mismatch
-    reason: str
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        """The replay form (seat 1/2)."""
-        return {"seat": self.seat + 1, "reason": self.reason, "detail": self.detail}
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    """How a match ended. Seats are 0/1 here and 1/2 in :meth:`to_json`."""
-
-    match_id: str
-    winner: int | None  # engine seat 0/1, None: draw
-    scores: tuple[int, int]
-    rounds: int
-    reason: str  # rounds, broke, forfeit
-    forfeit: Forfeit | None
-    names: tuple[str, str]
-    seed: int
-    decisions: int
-    round_ends: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # public round_end events
-
-    def to_json(self) -> dict[str, Any]:
-        """Machine-readable form with seats numbered 1 and 2."""
-        return {
-            "match_id": self.match_id,
-            "winner": None if self.winner is None else self.winner + 1,
-            "scores": list(self.scores),
-            "rounds": self.rounds,
-            "reason": self.reason,
-            "forfeit": None if self.forfeit is None else self.forfeit.to_json(),
-            "names": list(self.names),
-            "seed": self.seed,
-            "decisions": self.decisions,
-            "round_ends": list(self.round_ends),
-        }
 
 
 class MatchInterrupted(RefereeError):
@@ -192,7 +141,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         await _flush(seats)
         winner = state.winner
         end = state.events[-1]
-        reason = getattr(end, "reason", "rounds")
+        reason = Termination(getattr(end, "reason", "rounds"))
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
             (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
@@ -292,9 +241,9 @@ async def _forfeit(
         await seats[f.seat].send(
             error_message(f"you forfeit the match: {f.failure.reason}: {f.failure.detail}")
         )
-    forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
+    forfeit = Forfeit(f.seat, Failure(f.failure.reason), f.failure.detail)
     result = MatchResult(
-        config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, "forfeit", forfeit,
+        config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
         (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
     )  # fmt: skip
     if writer is not None:
@@ -305,7 +254,7 @@ async def _forfeit(
 def _result_line(result: MatchResult) -> dict[str, Any]:
     return {
         "type": "result", "winner": None if result.winner is None else result.winner + 1,
-        "scores": list(result.scores), "rounds": result.rounds, "reason": result.reason,
+        "scores": list(result.scores), "rounds": result.rounds, "reason": result.reason.value,
         "forfeit": None if result.forfeit is None else result.forfeit.to_json(),
         "bots": [{"seat": i + 1, "name": n} for i, n in enumerate(result.names)],
     }  # fmt: skip

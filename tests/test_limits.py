@@ -106,4 +106,4 @@ def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> Non
     seeds = [json.loads(run_play(referee_exe, FIRST, FIRST, "--json", "--rounds", "1").stdout)["seed"]
              for _ in range(2)]  # fmt: skip
     assert seeds[0] != seeds[1]
-    assert all(0 <= s < 2**52 for s in seeds)
+    assert all(isinstance(s, str) and 0 <= int(s) < 2**52 for s in seeds)

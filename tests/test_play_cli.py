@@ -68,7 +68,7 @@ def test_a_forfeit_is_a_result_exit_0_and_json_names_the_reason(referee_exe: Pat
     out = run(referee_exe, "play", FIRST, f"{BROKEN} crash", "--seed", "1", "--json", "--move-ms", "2000")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result["reason"] == "forfeit" and result["winner"] == 1 and result["seed"] == 1
+    assert result["reason"] == "forfeit" and result["winner"] == 1 and result["seed"] == "1"
     assert result["forfeit"]["seat"] == 2 and result["forfeit"]["reason"] == "crash"
     text = run(referee_exe, "play", FIRST, f"{BROKEN} illegal", "--seed", "1")
     assert text.returncode == 0
@@ -82,7 +82,7 @@ def test_games_rounds_and_log_dir(referee_exe: Path, tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     results = [json.loads(x) for x in out.stdout.splitlines()]
-    assert [r["seed"] for r in results] == [7, 8, 9]
+    assert [r["seed"] for r in results] == ["7", "8", "9"]
     assert all(r["rounds"] <= 2 and r["forfeit"] is None for r in results)
     replays = sorted(tmp_path.glob("m-*.jsonl"))
     assert [p.name for p in replays] == ["m-001.jsonl", "m-002.jsonl", "m-003.jsonl"]

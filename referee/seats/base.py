@@ -1,0 +1,89 @@
+"""The seats a match talks to: the :class:`Seat` interface and :class:`BotSeat`, a bot program over
+stdin/stdout.
+
+A seat owns the per-process counters of the protocol: :meth:`Seat.decide` gives each request the next ``id``
+of that process (written into the request dict), :meth:`Seat.start` and :meth:`Seat.new_match` set
+``match.index``.
+
+Every failure of a seat is a :class:`SeatFailure` with one of the failure names of ``docs/design.md``:
+``timeout``, ``crash``, ``invalid_json``, ``invalid_message``, ``illegal_action`` (raised by the match, which
+checks legality), ``oversized_line``, ``protocol_mismatch``.
+
+A bot that writes a line nobody asked for (two answers to one request, an answer to an event) is caught when
+the next answer is read: the stray line comes first, its ``id`` (or ``type``) does not answer the new request,
+and the bot fails with ``invalid_message``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from referee.errors import RefereeError
+
+FAILURES = (
+    "timeout", "crash", "invalid_json", "invalid_message", "illegal_action", "oversized_line",
+    "protocol_mismatch",
+)  # fmt: skip
+"""The failure names a seat (or the match, for ``illegal_action``) records."""
+
+
+class SeatFailure(RefereeError):
+    """A seat broke the rules of the match: ``reason`` is one of :data:`FAILURES`, ``detail`` says what
+    happened."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+class Seat(ABC):
+    """One side of a match. The match calls :meth:`start` (or :meth:`new_match`), then :meth:`send` and
+    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat."""
+
+    name: str = "seat"
+    started: bool = False
+    failed: SeatFailure | None = None  # set when the seat forfeits; such a seat is not reused
+
+    @abstractmethod
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
+        """Start the seat, send ``hello`` (its ``match.index`` is set here) and read the answer.
+
+        Raises :class:`SeatFailure`."""
+
+    @abstractmethod
+    async def new_match(self, msg: dict[str, Any]) -> None:
+        """Announce another match on a started seat (``match.index`` is set here); no answer is read."""
+
+    @abstractmethod
+    async def send(self, msg: dict[str, Any]) -> None:
+        """Send one message (event, error, bye) without waiting for an answer. Raises :class:`SeatFailure`."""
+
+    async def send_many(self, msgs: list[dict[str, Any]]) -> None:
+        """Send events. A seat may hold them back until its next request or :meth:`flush` (one write each)."""
+        for msg in msgs:
+            await self.send(msg)
+
+    async def send_encoded(self, msgs: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Send events given both as messages and as their encoded lines (shared between seats and the replay).
+
+        Seats that write bytes use the lines; others (a human seat) use the messages."""
+        await self.send_many([msg for msg, _ in msgs])
+
+    async def flush(self) -> None:  # noqa: B027 - optional: only seats that hold messages back need it
+        """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
+
+    @abstractmethod
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
+        """Send ``request`` (its ``id`` is set here) and return the answer and the milliseconds it took.
+
+        The answer is ``{"type": "action", "id": n, "action": {...}}`` with a well-formed action answering
+        this
+        request; whether it is legal is the match's business. Raises :class:`SeatFailure`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Say ``bye`` (best effort) and release everything; for a bot, kill its whole process group."""
+
+

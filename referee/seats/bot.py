@@ -1,0 +1,170 @@
+"""A bot program as a seat: :class:`BotSeat` speaks ``koikoi/1`` over a :class:`~referee.seats.process.BotProcess`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.protocol import BotAction, BotHello, ProtocolError, bye_message, encode, parse_bot_message
+from referee.seats.base import Seat, SeatFailure
+from referee.seats.process import (
+    MAX_LINE,
+    STDERR_CAP,
+    BotClosedError,
+    BotCommandError,
+    BotProcess,
+    Limits,
+    LineTooLongError,
+    command_argv,
+)
+
+
+def default_name(command: str) -> str:
+    """A short name for a bot command before its hello: the script or program file name."""
+    try:
+        argv = command_argv(command)
+    except BotCommandError:
+        return "bot"
+    prog = argv[1] if len(argv) > 1 and argv[1].endswith((".py", ".js")) else argv[0]
+    return Path(prog).name[:64] or "bot"
+
+
+class BotSeat(Seat):
+    """A bot program: a :class:`~referee.seats.process.BotProcess` speaking ``koikoi/1``."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        label: str = "bot",
+        stderr_path: Path | None = None,
+        max_line: int = MAX_LINE,
+        stderr_cap: int = STDERR_CAP,
+        limits: Limits | None = None,
+    ) -> None:
+        self.command = command
+        self.name = default_name(command)
+        self.version: str | None = None
+        self.started = False
+        self.matches = 0
+        self.failed: SeatFailure | None = None
+        self.process = BotProcess(
+            command,
+            label=label,
+            stderr_path=stderr_path,
+            max_line=max_line,
+            stderr_cap=stderr_cap,
+            limits=limits,
+        )
+        self._next_id = 1
+        self._held: list[bytes] = []  # events not yet written: they go out with the next request
+
+    def _fail(self, reason: str, detail: str) -> SeatFailure:
+        failure = SeatFailure(reason, detail)
+        self.failed = failure
+        return failure
+
+    async def _read(self) -> bytes:
+        """One line; maps process errors to failures (timeouts are the caller's)."""
+        try:
+            return await self.process.read_line()
+        except LineTooLongError as exc:
+            raise self._fail("oversized_line", str(exc)) from None
+        except BotClosedError:
+            raise self._fail("crash", await self.process.exit_text()) from None
+
+    def _write(self, data: bytes) -> None:
+        if self._held:
+            data = b"".join([*self._held, data])
+            self._held.clear()
+        try:
+            self.process.write(data)
+        except BotClosedError as exc:
+            self.failed = SeatFailure("crash", str(exc))
+            raise self.failed from None
+
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
+        """Start the process, send ``hello`` and read the bot's ``hello`` within ``timeout_s``."""
+        self.matches += 1
+        hello["match"]["index"] = self.matches
+        try:
+            async with asyncio.timeout(timeout_s):
+                try:
+                    await self.process.start()
+                except BotCommandError as exc:
+                    raise self._fail("crash", str(exc)) from None
+                self.started = True
+                self._write(encode(hello))
+                line = await self._read()
+        except TimeoutError:
+            raise self._fail("timeout", f"no hello within {timeout_s * 1000:.0f} ms") from None
+        try:
+            msg = parse_bot_message(line)
+        except ProtocolError as exc:
+            raise self._fail(exc.reason, f"hello: {exc}") from None
+        if not isinstance(msg, BotHello):
+            raise self._fail("invalid_message", f"expected a hello, got a {msg.type!r} message")
+        self.name = msg.name
+        self.version = msg.version
+
+    async def new_match(self, msg: dict[str, Any]) -> None:
+        """Send ``new_match`` to the running bot."""
+        self.matches += 1
+        msg["match"]["index"] = self.matches
+        self._write(encode(msg))
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        """Queue one message for the bot."""
+        self._write(encode(msg))
+
+    async def send_many(self, msgs: list[dict[str, Any]]) -> None:
+        """Hold events back until the next request, message or :meth:`flush`: one pipe write per decision."""
+        self._held.extend([encode(m) for m in msgs])
+
+    async def send_encoded(self, msgs: list[tuple[dict[str, Any], bytes]]) -> None:
+        """Hold the encoded event lines back until the next request, message or :meth:`flush`."""
+        self._held.extend([line for _, line in msgs])
+
+    async def flush(self) -> None:
+        """Write the held-back events."""
+        if self._held:
+            self._write(b"")
+
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
+        """Send ``request`` with the next id and read the bot's ``action`` within ``timeout_s``."""
+        rid = self._next_id
+        self._next_id = rid + 1
+        request["id"] = rid
+        data = encode(request)
+        t0 = time.perf_counter()
+        self._write(data)
+        try:
+            async with asyncio.timeout(timeout_s):
+                line = await self._read()
+        except TimeoutError:
+            raise self._fail(
+                "timeout", f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
+            ) from None
+        ms = (time.perf_counter() - t0) * 1000.0
+        try:
+            msg = parse_bot_message(line)
+        except ProtocolError as exc:
+            raise self._fail(exc.reason, f"request {rid}: {exc}") from None
+        if not isinstance(msg, BotAction):
+            raise self._fail("invalid_message", f"expected an action for request {rid}, got a {msg.type!r}")
+        if msg.id != rid:
+            raise self._fail(
+                "invalid_message",
+                f"action id {msg.id} does not answer request {rid} (a stale or stray answer?)",
+            )
+        return {"type": "action", "id": rid, "action": msg.action_json()}, ms
+
+    async def close(self) -> None:
+        """Send ``bye`` (best effort), then end the process and its whole group."""
+        if self.started and self.failed is None:
+            with contextlib.suppress(BotClosedError):
+                self.process.write(encode(bye_message()))
+        await self.process.close(exit_wait_s=0.2 if self.failed is None else 0.0)
