@@ -140,3 +140,44 @@ def test_a_preset_round_trips_through_toml_and_json(tmp_path: Path, name: str) -
     json_path = tmp_path / f"{name}.json"
     json_path.write_text(json.dumps(rules.to_dict()))
     assert load_rules(json_path) == rules
+
+
+@pytest.mark.parametrize("yaku", ["cherry_viewing", "moon_viewing"])
+def test_a_viewing_yaku_set_to_0_never_scores_even_after_koikoi(yaku: str) -> None:
+    from referee.engine import mask_of_ids, score
+
+    rules = rules_from_dict({"base": "koikoi-japan", yaku: 0})
+    assert getattr(rules, f"{yaku}_after_koikoi") == 0
+    pile = mask_of_ids(["chrysanthemum-sake", "cherry-curtain" if yaku == "cherry_viewing" else "pampas-moon"])
+    for calls in (0, 1, 3):
+        assert yaku not in {y.name.value for y in score(pile, rules, calls).yaku}
+    japan = PRESETS["koikoi-japan"]
+    assert yaku in {y.name.value for y in score(pile, japan, 1).yaku}  # the preset still scores it
+
+
+@pytest.mark.parametrize(
+    ("changes", "fields"),
+    [
+        ({"moon_viewing": 0, "moon_viewing_after_koikoi": 2}, ("moon_viewing_after_koikoi", "moon_viewing")),
+        ({"cherry_viewing": 0, "cherry_viewing_after_koikoi": 1}, ("cherry_viewing_after_koikoi", "cherry_viewing")),
+        ({"teshi_points": 6}, ("teshi_points", "misdeal_hand_four")),
+    ],
+)
+def test_a_dead_option_is_refused_naming_both_fields(changes: dict[str, int], fields: tuple[str, str]) -> None:
+    with pytest.raises(RulesError) as info:
+        rules_from_dict({"base": "koikoi-japan", **changes})
+    assert all(f"'{f}'" in str(info.value) for f in fields)
+    assert rules_from_dict({"base": "koikoi-japan", **changes, "misdeal_hand_four": False, "moon_viewing": 1,
+                            "cherry_viewing": 1})  # the same options are fine once alive
+
+
+def test_an_edited_preset_file_does_not_keep_the_preset_name(tmp_path: Path) -> None:
+    text = PRESETS["koikoi-japan"].to_toml().replace("\nrounds = 8", "\nrounds = 3")
+    assert "rounds = 3" in text
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    rules = load_rules(path)
+    assert rules.rounds == 3 and rules.name == "koikoi-japan-custom"
+    unchanged = tmp_path / "same.toml"
+    unchanged.write_text(PRESETS["koikoi-japan"].to_toml())
+    assert load_rules(unchanged).name == "koikoi-japan"

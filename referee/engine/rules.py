@@ -125,8 +125,10 @@ class Rules:
     sake_as_chaff: bool = False  # the sake cup also counts as chaff
     cherry_viewing: int = _int(0, doc="sake cup + cherry curtain; 0: no such yaku")
     moon_viewing: int = _int(0, doc="sake cup + pampas moon; 0: no such yaku")
-    cherry_viewing_after_koikoi: int = _int(0, doc="cherry viewing once the player has called koi-koi this round")
-    moon_viewing_after_koikoi: int = _int(0, doc="moon viewing once the player has called koi-koi this round")
+    cherry_viewing_after_koikoi: int = _int(
+        0, doc="cherry viewing once the player has called koi-koi this round; follows cherry_viewing = 0")
+    moon_viewing_after_koikoi: int = _int(
+        0, doc="moon viewing once the player has called koi-koi this round; follows moon_viewing = 0")
     # koi-koi
     koikoi_scoring: KoikoiScoring = KoikoiScoring.DOUBLE
     reopen: Reopen = Reopen.POINTS_RISE
@@ -229,10 +231,15 @@ def rules_from_dict(data: dict[str, Any], *, source: str = "rules") -> Rules:
         if key not in _FIELDS:
             raise RulesError(f"{source}: unknown field {key!r}")
         changes[key] = _check(key, value, source)
-    if "name" not in changes:
-        overridden = any(changes[k] != getattr(base, k) for k in changes)
-        changes["name"] = f"{base.name}-custom" if overridden else base.name
+    for yaku in ("cherry_viewing", "moon_viewing"):  # 0 switches the yaku off, after a koi-koi call too
+        if changes.get(yaku) == 0 and f"{yaku}_after_koikoi" not in changes:
+            changes[f"{yaku}_after_koikoi"] = 0
     rules = dataclasses.replace(base, **changes)
+    name = changes.get("name", base.name)
+    preset = PRESETS.get(name)
+    if preset is not None and dataclasses.replace(rules, name=name) != preset:
+        name = f"{name}-custom"  # rules that differ from a preset never carry its name
+    rules = dataclasses.replace(rules, name=name)
     _check_whole(rules, source)
     return rules
 
@@ -264,8 +271,21 @@ def _check(key: str, value: Any, source: str) -> Any:
 
 
 def _check_whole(rules: Rules, source: str) -> None:
+    """Reject combinations of fields that make one of them meaningless (a dead option), naming both."""
     if rules.end_when_broke and rules.starting_points == 0:
         raise RulesError(f"{source}: field 'end_when_broke': needs starting_points above 0")
+    for yaku in ("cherry_viewing", "moon_viewing"):
+        after = getattr(rules, f"{yaku}_after_koikoi")
+        if getattr(rules, yaku) == 0 and after:
+            raise RulesError(
+                f"{source}: field '{yaku}_after_koikoi' = {after} can never score: '{yaku}' = 0 switches the "
+                "yaku off; set both to 0, or give it points"
+            )
+    if rules.teshi_points and rules.misdeal_hand_four:
+        raise RulesError(
+            f"{source}: field 'teshi_points' = {rules.teshi_points} can never score: 'misdeal_hand_four' = true "
+            "redeals such a hand first; set one of them off"
+        )
 
 
 _ENUMS: dict[str, type[StrEnum]] = {

@@ -136,11 +136,11 @@ def _all_yaku(captured: Mask, rules: Rules, koikoi_calls: int) -> list[tuple[Yak
     if captured & sake:
         curtain, moon = 1 << C.CURTAIN, 1 << C.MOON
         if captured & curtain:
-            pts = rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing
+            pts = rules.cherry_viewing and (rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing)
             if pts:
                 out.append((Yaku.CHERRY_VIEWING, pts, sake | curtain))
         if captured & moon:
-            pts = rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing
+            pts = rules.moon_viewing and (rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing)
             if pts:
                 out.append((Yaku.MOON_VIEWING, pts, sake | moon))
     return out
@@ -220,12 +220,12 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
             names |= _CHAFF
     if sake:
         if captured & _CURTAIN_BIT:
-            pts = rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing
+            pts = rules.cherry_viewing and (rules.cherry_viewing_after_koikoi if koikoi_calls else rules.cherry_viewing)
             if pts:
                 base += pts
                 names |= _CHERRY
         if captured & _MOON_BIT:
-            pts = rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing
+            pts = rules.moon_viewing and (rules.moon_viewing_after_koikoi if koikoi_calls else rules.moon_viewing)
             if pts:
                 base += pts
                 names |= _MOON
