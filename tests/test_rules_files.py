@@ -181,3 +181,20 @@ def test_an_edited_preset_file_does_not_keep_the_preset_name(tmp_path: Path) -> 
     unchanged = tmp_path / "same.toml"
     unchanged.write_text(PRESETS["koikoi-japan"].to_toml())
     assert load_rules(unchanged).name == "koikoi-japan"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"hands": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
+        ("not json", "not JSON"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
+def test_a_bad_deals_line_is_a_deal_error_naming_the_line(text: str, words: str) -> None:
+    from referee.engine import DealError, deals_from_lines
+
+    with pytest.raises(DealError) as info:
+        deals_from_lines(["", text])
+    assert str(info.value).startswith("line 2: ") and words in str(info.value)

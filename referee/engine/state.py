@@ -653,6 +653,8 @@ def deals_from_lines(lines: Iterable[str]) -> list[Deal]:
             data = json.loads(line)
         except ValueError as exc:
             raise DealError(f"line {n}: not JSON: {exc}") from None
+        except RecursionError:
+            raise DealError(f"line {n}: nested too deeply to be a deal") from None
         if not isinstance(data, dict):
             raise DealError(f"line {n}: expected a JSON object")
         try:
