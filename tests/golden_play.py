@@ -1,0 +1,113 @@
+"""Golden playthroughs (OpenSpiel's ``playthroughs`` pattern): whole matches recorded byte for byte.
+
+For each preset a few seeded matches are played between two in-process seats that answer every request with a
+seeded choice among the legal actions. What is pinned: every line the referee writes to each seat (``hello``,
+events, requests, ``bye``), and every line of the replay apart from the ones that vary from run to run (the
+header's creation time and program version, decision times, signatures). A change of the shuffle, of a rule or of
+the wire format changes these files: ``tests/test_golden.py`` diffs them and ``scripts/regen_golden.py`` writes
+them again after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from referee.engine import PRESETS
+from referee.match import MatchConfig, TimeControl, play_match
+from referee.protocol import encode
+from referee.seats import Seat
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan") for seed in (1, 2, 3)]
+"""(preset, seed) of every golden match; the seats' choices are seeded from the match seed."""
+
+TIME = TimeControl(startup_ms=10_000, move_ms=600_000, bank_ms=600_000)  # no clock ever runs out here
+VARYING_HEADER = ("created", "program", "sandbox")
+VARYING = ("ms", "mac")
+
+
+class RecordingSeat(Seat):
+    """A seat that records every line it is sent and answers with a seeded choice among the legal actions."""
+
+    def __init__(self, name: str, seed: int) -> None:
+        self.name = name
+        self.version: str | None = "golden"
+        self.started = False
+        self.failed = None
+        self.lines: list[str] = []
+        self._rng = random.Random(seed)
+        self._next_id = 1
+        self._matches = 0
+
+    def _record(self, msg: dict[str, Any]) -> None:
+        self.lines.append(encode(msg).decode("utf-8").rstrip("\n"))
+
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
+        self._matches += 1
+        hello["match"]["index"] = self._matches
+        self.started = True
+        self._record(hello)
+
+    async def new_match(self, msg: dict[str, Any]) -> None:
+        self._matches += 1
+        msg["match"]["index"] = self._matches
+        self._record(msg)
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        self._record(msg)
+
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
+        request["id"] = self._next_id
+        self._next_id += 1
+        self._record(request)
+        action = self._rng.choice(request["legal"])
+        return {"type": "action", "id": request["id"], "action": action}, 0.0
+
+    async def close(self) -> None:
+        self._record({"type": "bye"})
+
+
+def _replay_lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        drop = VARYING_HEADER if obj.get("type") == "header" else VARYING
+        out.append({k: v for k, v in obj.items() if k not in drop})
+    return out
+
+
+def play_golden(preset: str, seed: int) -> dict[str, Any]:
+    """Play one golden match and return what is pinned of it."""
+    seats = (RecordingSeat("golden-a", seed * 2 + 1), RecordingSeat("golden-b", seed * 2 + 2))
+    with tempfile.TemporaryDirectory(prefix="koikoi-golden-") as tmp:
+        replay = Path(tmp) / "golden.replay.jsonl"
+        config = MatchConfig(rules=PRESETS[preset], seed=seed, match_id=f"golden-{preset}-{seed}", time=TIME,
+                             replay_path=replay)  # fmt: skip
+
+        async def main() -> None:
+            await play_match(seats, config)
+            for s in seats:
+                await s.close()
+
+        asyncio.run(main())
+        lines = _replay_lines(replay)
+    return {"preset": preset, "seed": seed, "seat1": seats[0].lines, "seat2": seats[1].lines, "replay": lines}
+
+
+def golden_path(preset: str, seed: int) -> Path:
+    """The file of one golden match."""
+    return GOLDEN_DIR / f"{preset}-{seed}.json"
+
+
+def dump(record: dict[str, Any]) -> str:
+    """The file text of a golden record: one JSON value per line of each list, so a diff names the line."""
+    parts = [f'{{"preset": {json.dumps(record["preset"])}, "seed": {record["seed"]},']
+    for key in ("seat1", "seat2", "replay"):
+        items = [json.dumps(x, ensure_ascii=False, sort_keys=key == "replay") for x in record[key]]
+        parts.append(f' "{key}": [\n  ' + ",\n  ".join(items) + "\n ]" + ("," if key != "replay" else ""))
+    return "\n".join(parts) + "}\n"
