@@ -133,20 +133,71 @@ def test_an_unreadable_path_is_named_once_without_a_line_number(tmp_path: Path) 
         assert problem is not None and problem.error_line is None and problem.message.startswith("cannot read")
 
 
+# The fields whose value the engine fixes: a real change to one of them must make the file fail. Every other
+# field (names, versions, times, ids) is free: a well-typed change is accepted, a badly typed one fails at once.
+DETERMINED = {
+    "header": {"type", "format", "seed", "rules"},
+    "hello": {"type", "seat"},
+    "event": None,  # every field
+    "decision": {"type", "seat", "decision", "legal", "action"},
+    "result": {"type", "winner", "scores", "rounds", "reason", "forfeit"},
+}
+
+
+def _edit_check(replay: Path, tmp_path: Path, i: int, key: str, value: object) -> None:
+    """Set ``key`` of line ``i`` (0-based) to ``value`` and check what verify says.
+
+    Lines before the edited one are untouched, so an error is never reported before it; it may surface later
+    (an edited header seed shows at the first event line, a hello's seat at the next hello, a decision's action
+    at the event it causes). A real change of a field the engine fixes is always an error.
+    """
+    lines = replay.read_text().splitlines()
+    obj = json.loads(lines[i])
+    changed = json.dumps(obj[key]) != json.dumps(value)
+    kind = obj["type"]
+    obj[key] = value
+    lines[i] = json.dumps(obj)
+    path = tmp_path / "edit.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report = verify(path)  # must not raise
+    line = report.summary()
+    assert "\n" not in line and not report.truncated, line
+    if not report.ok:
+        assert report.error_line is not None and report.error_line >= i + 1, (i, key, value, line)
+    determined = DETERMINED[kind]
+    if changed and (determined is None or key in determined):
+        assert not report.ok, (i, key, value)
+    if not changed:
+        assert report.ok, line
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_edit_of_a_line_fails_cleanly(replay: Path, tmp_path: Path, data: st.DataObject) -> None:
     lines = replay.read_text().splitlines()
     i = data.draw(st.integers(0, len(lines) - 1))
-    obj = json.loads(lines[i])
-    key = data.draw(st.sampled_from(sorted(obj)))
-    obj[key] = data.draw(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just([])))
-    lines[i] = json.dumps(obj)
-    path = tmp_path / "edit.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    report = verify(path)  # must not raise
-    if not report.ok:
-        assert (report.error_line is not None and report.error_line <= i + 2) or report.truncated
+    key = data.draw(st.sampled_from(sorted(json.loads(lines[i]))))
+    value = data.draw(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just([])))
+    _edit_check(replay, tmp_path, i, key, value)
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value"),
+    [
+        ("header", "seed", 18),  # accepted by the header, surfaces at the first event line
+        ("header", "seed", True),
+        ("header", "first_dealer", True),
+        ("hello", "seat", 2),  # surfaces at the second hello
+        ("decision", "seat", True),
+        ("result", "winner", True),
+        ("result", "rounds", 6.0),
+    ],
+)
+def test_edits_that_once_slipped_through(replay: Path, tmp_path: Path, where: str, key: str, value: object) -> None:
+    lines = [json.loads(x) for x in replay.read_text().splitlines()]
+    i = next(n for n, x in enumerate(lines) if x["type"] == where)
+    _edit_check(replay, tmp_path, i, key, value)
+    assert not verify(tmp_path / "edit.jsonl").ok
 
 
 def test_show_plays_the_match_and_as_a_seat_hides_the_rest(replay: Path) -> None:
