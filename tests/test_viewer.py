@@ -266,7 +266,8 @@ def test_a_replay_from_the_match_runner(tmp_path: Path, referee_exe: Path) -> No
     replay = tmp_path / "real.jsonl"
     bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
     played = subprocess.run(
-        [str(referee_exe), "play", f"{bot} --seed 1", f"{bot} --seed 2", "--rules", "cardavia", "--seed", "9", "--replay", str(replay)],
+        [str(referee_exe), "play", f"{bot} --seed 1", f"{bot} --seed 2", "--rules", "cardavia", "--seed", "9",
+         "--replay", str(replay)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert played.returncode == 0, played.stderr
