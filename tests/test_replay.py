@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, run_match
-from referee.replay import show, verify
+from referee.records import Termination
+from referee.replay import Decision, Header, Hello, Result, read_replay, show, verify
 
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 RANDOM = str(Path(__file__).parent.parent / "bots" / "random_bot.py") + " --seed 2"
@@ -188,6 +189,9 @@ def test_any_edit_of_a_line_fails_cleanly(replay: Path, tmp_path: Path, data: st
         ("header", "seed", True),
         ("header", "first_dealer", True),
         ("hello", "seat", 2),  # surfaces at the second hello
+        ("hello", "seat", True),
+        ("decision", "ms", "slow"),
+        ("decision", "id", 1.5),
         ("decision", "seat", True),
         ("result", "winner", True),
         ("result", "rounds", 6.0),
@@ -230,3 +234,31 @@ def test_show_of_a_forfeit_names_the_reason(tmp_path: Path) -> None:
     text, problem = show(path)
     assert problem is None
     assert text[-1].startswith("result: seat 2 (broken-invalid_json) forfeits: invalid_json")
+
+
+def test_the_reader_gives_typed_records_with_engine_seats(replay: Path) -> None:
+    records = [r for _, r in read_replay(replay)]
+    header, result = records[0], records[-1]
+    assert isinstance(header, Header) and header.seed == 17 and header.rules.name == "koikoi-japan"
+    assert isinstance(result, Result) and result.reason in (Termination.ROUNDS, Termination.BROKE)
+    hellos = [r for r in records if isinstance(r, Hello)]
+    assert [h.seat for h in hellos] == [0, 1] and hellos[1].name == "random"
+    decisions = [r for r in records if isinstance(r, Decision)]
+    assert {d.seat for d in decisions} == {0, 1} and all(isinstance(d.ms, float) for d in decisions)
+
+
+def test_a_seed_written_as_a_string_reads_the_same(replay: Path, tmp_path: Path) -> None:
+    lines = lines_of(replay)
+    lines[0]["seed"] = "17"
+    assert verify(write(tmp_path / "s.jsonl", lines)).ok
+    for bad in ("17.0", "", "0x11", " 17", "١٧"):  # not plain ASCII decimal digits
+        lines[0]["seed"] = bad
+        report = verify(write(tmp_path / "s.jsonl", lines))
+        assert report.error_line == 1 and "seed" in report.message, bad
+
+
+def test_a_forfeit_reason_must_be_a_known_failure(replay: Path, tmp_path: Path) -> None:
+    lines = lines_of(replay)
+    lines[-1].update(reason="forfeit", forfeit={"seat": 1, "reason": "bored", "detail": ""})
+    report = verify(write(tmp_path / "f.jsonl", lines))
+    assert report.error_line == len(lines) and "unknown forfeit reason" in report.message

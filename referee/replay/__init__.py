@@ -7,8 +7,25 @@ its valid prefix is. No file content makes :func:`verify` or :func:`show` raise:
 line number.
 """
 
+from referee.replay.reader import (
+    Decision,
+    EventLine,
+    Header,
+    Hello,
+    Line,
+    LineError,
+    ReplayError,
+    ReplayReader,
+    Result,
+    read_replay,
+)
+from referee.replay.replayer import Simulation, Step
+from referee.replay.safe import printable
 from referee.replay.show import show
-from referee.replay.verify import ReplayError, VerifyReport, verify
+from referee.replay.verify import VerifyReport, verify
 from referee.replay.writer import FORMAT, ReplayWriter
 
-__all__ = ["FORMAT", "ReplayError", "ReplayWriter", "VerifyReport", "show", "verify"]
+__all__ = [
+    "FORMAT", "Decision", "EventLine", "Header", "Hello", "Line", "LineError", "ReplayError", "ReplayReader",
+    "ReplayWriter", "Result", "Simulation", "Step", "VerifyReport", "printable", "read_replay", "show", "verify",
+]  # fmt: skip

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from referee.engine import full_event, visible_event
-from referee.replay.verify import _NO_HEADER, ReplayError, VerifyReport, _Checker, _short, _Step, _steps
+from referee.replay.reader import Decision, EventLine, Header, Hello, LineError, ReplayError
+from referee.replay.replayer import Simulation, Step
+from referee.replay.safe import printable
+from referee.replay.verify import VerifyReport, report_of
 from referee.text import scores_text
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _cards(ids: list[str]) -> str:
@@ -64,63 +73,48 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
     return [f"  {_short(e)}"]
 
 
-def show(path: Path | str, seat: int | None = None) -> tuple[list[str], VerifyReport | None]:
-    """A readable play-by-play of a replay, re-simulated with the engine; with ``seat`` (1 or 2), only what
-    that
-    seat saw (its own hand, never the opponent's hand or the stock order, built with ``visible_event``).
+def show(path: Path | str, seat: int | None = None, key: bytes | None = None) -> tuple[list[str], VerifyReport | None]:
+    """A readable play-by-play of a replay, re-simulated with the engine; with ``seat`` (1 or 2), only what that
+    seat saw (its own hand, never the opponent's hand, the stock order or the seed, built with ``visible_event``).
 
-    Returns the text lines and, when the file does not verify (or is truncated), the report saying where.
+    Every line is :func:`printable`: nothing from the file (a bot name, a forfeit detail, a rules name) can send
+    an escape sequence or a control character to the terminal. Returns the text lines and, when the file does
+    not verify (or is truncated), the report saying where.
     """
     if seat not in (None, 1, 2):
         raise ValueError("seat must be 1, 2 or None")
-    path = Path(path)
+    sim = Simulation(path, key)
     out: list[str] = []
-    names = {1: "?", 2: "?"}
-    checker: _Checker | None = None
-    last = 0
+    error: LineError | ReplayError | None = None
     try:
-        for n, step, error, checker in _steps(path):
-            if error is not None:
-                return out, VerifyReport(str(path), False, n - 1, checker.decisions, error_line=n, message=error)
-            assert step is not None
-            last = n
-            out.extend(_render_step(step, seat, names))
-    except ReplayError as exc:
-        return out, VerifyReport(str(path), False, 0, 0, message=str(exc))
-    if checker is None or checker.state is None:
-        return out, VerifyReport(str(path), False, 0, 0, error_line=1, message=_NO_HEADER)
-    if checker.result is None:
-        decisions = checker.decisions
-        return out, VerifyReport(str(path), False, last, decisions, truncated=True, message=f" ({decisions} decisions)")
-    return out, None
+        for step in sim.steps():
+            out.extend(printable(line) for line in _render_step(step, seat, sim.names))
+    except (LineError, ReplayError) as exc:
+        error = exc
+    report = report_of(sim, error, key is not None)
+    return out, None if report.ok else report
 
 
-def _render_step(step: _Step, seat: int | None, names: dict[int, str]) -> list[str]:
-    line = step.line
-    if step.kind == "header":
-        rules = line["rules"]
-        head = f"match {line.get('match_id')}: rules {rules.get('name')} ({rules.get('rounds')} rounds)"
+def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
+    r = step.record
+    if isinstance(r, Header):
+        head = f"match {r.match_id}: rules {r.rules.name} ({r.rules.rounds} rounds)"
         if seat is None:
-            return [f"{head}, seed {line['seed']}"]
+            return [f"{head}, seed {r.seed}"]
         return [f"{head}, as seat {seat} saw it"]
-    if step.kind == "hello":
-        names[line["seat"]] = str(line["name"])
-        version = f" {line['version']}" if line.get("version") else ""
-        return [f"seat {line['seat']}: {line['name']}{version}"]
-    if step.kind == "event":
+    if isinstance(r, Hello):
+        version = f" {r.version}" if r.version else ""
+        return [f"seat {r.seat + 1}: {r.name}{version}"]
+    if isinstance(r, EventLine):
         assert step.event is not None
         shown = full_event(step.event) if seat is None else visible_event(step.event, seat - 1)
         return _render_event(shown, seat)
-    if step.kind == "decision":
-        if seat is not None and line["seat"] != seat:
+    if isinstance(r, Decision):
+        if seat is not None and r.seat != seat - 1:
             return []
-        action = line["action"]
-        choices = len(line["legal"])
-        return [f"  seat {line['seat']} {line['decision']}: {_short(action)} (of {choices}, {line.get('ms')} ms)"]
-    # result
-    if line.get("reason") == "forfeit":
-        f = line["forfeit"]
-        return [f"result: seat {f['seat']} ({names.get(f['seat'])}) forfeits: {f['reason']}: {f.get('detail')}"]
-    w = "a draw" if line.get("winner") is None else f"seat {line['winner']} ({names.get(line['winner'])}) wins"
-    sc = line["scores"]
-    return [f"result: {w}, {scores_text(sc)} after {line['rounds']} round(s) ({line['reason']})"]
+        return [f"  seat {r.seat + 1} {r.decision}: {_short(r.action)} (of {len(r.legal)}, {r.ms:g} ms)"]
+    f = r.forfeit
+    if f is not None:
+        return [f"result: seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason.value}: {f.detail}"]
+    w = "a draw" if r.winner is None else f"seat {r.winner + 1} ({names[r.winner]}) wins"
+    return [f"result: {w}, {scores_text(r.scores)} after {r.rounds} round(s) ({r.reason.value})"]
