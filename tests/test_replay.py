@@ -4,16 +4,19 @@ show as a play-by-play, and as one seat saw it."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from replay_factory import engine_states, replay_lines
 
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, run_match
 from referee.records import Termination
-from referee.replay import Decision, Header, Hello, Result, read_replay, show, verify
+from referee.replay import Decision, Header, Hello, Result, printable, read_replay, show, verify
 
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 RANDOM = str(Path(__file__).parent.parent / "bots" / "random_bot.py") + " --seed 2"
@@ -262,3 +265,36 @@ def test_a_forfeit_reason_must_be_a_known_failure(replay: Path, tmp_path: Path) 
     lines[-1].update(reason="forfeit", forfeit={"seat": 1, "reason": "bored", "detail": ""})
     report = verify(write(tmp_path / "f.jsonl", lines))
     assert report.error_line == len(lines) and "unknown forfeit reason" in report.message
+
+
+EVIL = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202egnp.exe\u2066\x00\r"
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
+
+
+def test_show_and_verify_print_no_escape_sequence_from_a_crafted_replay(tmp_path: Path, referee_exe: Path) -> None:
+    lines = replay_lines(names=(EVIL, "b" + EVIL), match_id=EVIL, max_decisions=5)
+    lines[0]["rules"]["name"] = EVIL
+    state = engine_states(lines)[-1]
+    lines.append({"type": "result", "winner": 1, "scores": list(state.scores), "rounds": state.round,
+                  "reason": "forfeit", "forfeit": {"seat": 2, "reason": "crash", "detail": EVIL},
+                  "bots": [{"seat": 1, "name": EVIL}, {"seat": 2, "name": EVIL}]})  # fmt: skip
+    good = write(tmp_path / "evil.jsonl", lines)
+    bad = write(tmp_path / "bad.jsonl", [*lines[:4], {"type": EVIL}])
+    runs = [subprocess.run([str(referee_exe), "replay", *args], capture_output=True, text=True, timeout=60)
+            for args in (["show", str(good)], ["show", "--seat", "2", str(good)], ["show", str(bad)],
+                         ["verify", str(good), str(bad)], ["html", str(bad)])]  # fmt: skip
+    assert runs[0].returncode == 0 and "forfeits: crash" in runs[0].stdout
+    assert "\\x1b]0;owned\\x07" in runs[0].stdout and "\\u202e" in runs[0].stdout  # shown, escaped
+    assert runs[2].returncode == 1 and "unknown line type" in runs[2].stderr
+    assert runs[3].stdout.count("\n") == 2 and runs[4].returncode == 2
+    for run in runs:
+        assert "Traceback" not in run.stderr
+        assert UNSAFE.search(run.stdout + run.stderr) is None, run.args
+
+
+def test_printable_escapes_every_control_and_bidi_character() -> None:
+    every = "".join(map(chr, range(0x2100)))
+    clean = printable(every)
+    assert UNSAFE.search(clean) is None
+    assert printable("seat 1: plain, ünïcode, 花札 ok") == "seat 1: plain, ünïcode, 花札 ok"
+    assert printable("\x1b[31m\u202e") == "\\x1b[31m\\u202e"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.replay import show, verify
+from referee.replay import printable, show, verify
 
 replay_app = typer.Typer(help="Check and show replays.", no_args_is_help=True)
 
@@ -44,7 +44,7 @@ def show_cmd(
             typer.echo(f"(truncated: no result line after {problem.lines} lines)")
             return
         where = f"line {problem.error_line}: " if problem.error_line else ""
-        fail(f"{file}: {where}{problem.message}", 1)
+        fail(printable(f"{file}: {where}{problem.message}"), 1)
 
 
 def register(app: typer.Typer) -> None:

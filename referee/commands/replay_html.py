@@ -9,6 +9,7 @@ import typer
 
 from referee.commands import fail
 from referee.replay.html import ViewerError, write_html, write_index
+from referee.replay.safe import printable
 
 
 def html_cmd(
@@ -35,7 +36,7 @@ def html_cmd(
         target = out if out is not None else path.with_suffix(".html")
         write_html(path, target, seat=seat)
     except ViewerError as exc:
-        fail(str(exc))
+        fail(printable(str(exc)))
     typer.echo(f"wrote {target}")
 
 
