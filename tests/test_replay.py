@@ -4,6 +4,7 @@ show as a play-by-play, and as one seat saw it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +17,8 @@ from replay_factory import engine_states, replay_lines
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, run_match
 from referee.records import Termination
-from referee.replay import Decision, Header, Hello, Result, printable, read_replay, show, verify
+from referee.replay import Decision, Header, Hello, ReplayWriter, Result, printable, read_replay, show, verify
+from referee.signing import load_key
 
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 RANDOM = str(Path(__file__).parent.parent / "bots" / "random_bot.py") + " --seed 2"
@@ -298,3 +300,162 @@ def test_printable_escapes_every_control_and_bidi_character() -> None:
     assert UNSAFE.search(clean) is None
     assert printable("seat 1: plain, ünïcode, 花札 ok") == "seat 1: plain, ünïcode, 花札 ok"
     assert printable("\x1b[31m\u202e") == "\\x1b[31m\\u202e"
+
+
+# --------------------------------------------------------------------------------------------- signatures
+
+KEY = bytes(range(32))
+
+
+def _signed_copy(replay: Path, out: Path, key: bytes = KEY, lines: list[str] | None = None) -> list[str]:
+    """The lines of ``replay`` (or ``lines``) written again through the writer with ``key``; returns them."""
+    writer = ReplayWriter(out, key=key)
+    for line in replay.read_text(encoding="utf-8").splitlines() if lines is None else lines:
+        writer.write_line(line)
+    writer.close()
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_signed_replay_verifies_with_its_key_and_says_so_without(replay: Path, tmp_path: Path) -> None:
+    signed = tmp_path / "s.jsonl"
+    lines = _signed_copy(replay, signed)
+    assert all(json.loads(x)["mac"] for x in lines)
+    report = verify(signed, KEY)
+    assert report.ok and report.signed and report.lines == len(lines)
+    assert report.summary().endswith("; signature checked)")
+    unchecked = verify(signed)
+    assert unchecked.ok and unchecked.summary().endswith("; signature not checked: no key)")
+    wrong = verify(signed, bytes(32))
+    assert wrong.error_line == 1 and "signature does not match" in wrong.message
+    unsigned = verify(replay, KEY)  # a key is there: a line without a MAC could be anybody's
+    assert unsigned.error_line == 1 and unsigned.message == "the line is not signed"
+
+
+def _kinds(lines: list[str]) -> list[str]:
+    return [json.loads(x)["type"] for x in lines]
+
+
+def test_a_signed_replay_edited_anywhere_is_rejected_at_that_line(replay: Path, tmp_path: Path) -> None:
+    signed = tmp_path / "s.jsonl"
+    lines = _signed_copy(replay, signed)
+    # Edits the re-simulation cannot see (free fields), on every kind of line; and every line's mac field.
+    free = {"header": ("created", "2000-01-01T00:00:00+00:00"), "hello": ("name", "someone else"),
+            "decision": ("ms", 0.5), "result": ("bots", [{"seat": 1, "name": "x"}, {"seat": 2, "name": "y"}])}
+    kinds = _kinds(lines)
+    targets = sorted({kinds.index(k) for k in free} | set(range(0, len(lines), 9)) | {len(lines) - 1})
+    edited = tmp_path / "e.jsonl"
+    for i in targets:
+        obj = json.loads(lines[i])
+        if obj["type"] in free:
+            key, value = free[obj["type"]]
+            obj[key] = value
+            body = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+            edited.write_text("\n".join([*lines[:i], body, *lines[i + 1 :]]) + "\n", encoding="utf-8")
+            assert verify(edited).ok  # the re-simulation alone accepts this edit
+            report = verify(edited, KEY)
+            assert report.error_line == i + 1 and "signature does not match" in report.message, (i, report)
+        other = lines[i].replace(obj["mac"], obj["mac"][::-1])
+        edited.write_text("\n".join([*lines[:i], other, *lines[i + 1 :]]) + "\n", encoding="utf-8")
+        report = verify(edited, KEY)
+        assert report.error_line == i + 1 and "signature does not match" in report.message, (i, report)
+    # a line dropped, repeated or moved: rejected where the order changes (by the chain where the
+    # re-simulation alone would accept the change)
+    hellos = [i for i, k in enumerate(kinds) if k == "hello"]
+    for changed, at, resimulation_accepts in (
+        ([*lines[:1], *lines[2:]], 2, True),  # the first hello dropped: the second now follows the header
+        ([*lines[: hellos[0]], lines[hellos[1]], lines[hellos[0]], *lines[hellos[1] + 1 :]], 2, True),  # swapped
+        ([*lines[:5], lines[4], *lines[5:]], 6, False),  # a line repeated
+    ):
+        edited.write_text("\n".join(changed) + "\n", encoding="utf-8")
+        assert verify(edited).ok == resimulation_accepts
+        report = verify(edited, KEY)
+        assert not report.ok and report.error_line == at, report.summary()
+        assert "signature does not match" in report.message or not resimulation_accepts
+
+
+def test_a_forfeit_appended_to_a_cut_signed_replay_is_rejected(replay: Path, tmp_path: Path) -> None:
+    signed = tmp_path / "s.jsonl"
+    lines = _signed_copy(replay, signed)
+    cut = next(i for i, k in enumerate(_kinds(lines)) if k == "decision" and i > 60)  # before a decision
+    # a forfeit the engine accepts at that point: its scores and rounds read back from the verifier's complaint
+    forged = {"type": "result", "winner": 1, "scores": [0, 0], "rounds": 0, "reason": "forfeit",
+              "forfeit": {"seat": 2, "reason": "timeout", "detail": "no answer in 1000 ms"},
+              "bots": [{"seat": 1, "name": "first"}, {"seat": 2, "name": "random"}]}  # fmt: skip
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text("\n".join([*lines[:cut], json.dumps(forged)]) + "\n", encoding="utf-8")
+    message = verify(probe).message  # "result: scores is [0, 0], the engine says [a, b]"
+    forged["scores"] = json.loads(message.split("the engine says ")[1])
+    probe.write_text("\n".join([*lines[:cut], json.dumps(forged)]) + "\n", encoding="utf-8")
+    message = verify(probe).message
+    if "rounds" in message:
+        forged["rounds"] = int(message.split("the engine says ")[1])
+    attempts = {
+        "unsigned": json.dumps(forged),
+        "a mac made up": json.dumps({**forged, "mac": "0" * 64}),
+        "the real result's mac": json.dumps({**forged, "mac": json.loads(lines[-1])["mac"]}),
+    }
+    for what, line in attempts.items():
+        forgery = tmp_path / "forged.jsonl"
+        forgery.write_text("\n".join([*lines[:cut], line]) + "\n", encoding="utf-8")
+        assert verify(forgery).ok, what  # the re-simulation alone accepts the forged forfeit
+        report = verify(forgery, KEY)
+        assert not report.ok and report.error_line == cut + 1, (what, report)
+        assert "signature does not match" in report.message or "not signed" in report.message
+        assert "\n" not in report.summary()
+
+
+def test_a_writer_stopped_midway_leaves_a_signed_prefix(replay: Path, tmp_path: Path) -> None:
+    path = tmp_path / "live.jsonl"
+    writer = ReplayWriter(path, key=KEY)
+    source = replay.read_text(encoding="utf-8").splitlines()
+    for line in source[:50]:
+        writer.write_line(line)
+        # every line is in the file as soon as it is written (no close, no flush): a kill here leaves it
+        report = verify(path, KEY)
+        assert report.truncated and report.signed and report.lines == source.index(line) + 1
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-30])  # killed in the middle of writing a line
+    report = verify(path, KEY)
+    assert report.truncated and report.lines == 49
+    writer.close()
+
+
+def _cli(*args: str, home: Path, exe: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_DATA_HOME": str(home)}
+    return subprocess.run([str(exe), "replay", *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_replay_verify_uses_the_key_file_or_the_default_key(replay: Path, tmp_path: Path, referee_exe: Path) -> None:
+    signed = tmp_path / "s.jsonl"
+    _signed_copy(replay, signed)
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY.hex() + "\n")
+    home = tmp_path / "data"
+    out = _cli("verify", str(signed), home=home, exe=referee_exe)  # no default key: not checked, still ok
+    assert out.returncode == 0 and out.stdout.strip().endswith("signature not checked: no key)")
+    assert not (home / "koikoi-referee" / "key").exists()  # verify never makes a key
+    out = _cli("verify", "--key", str(key_file), str(signed), home=home, exe=referee_exe)
+    assert out.returncode == 0 and out.stdout.strip().endswith("signature checked)")
+    made = load_key(home / "koikoi-referee" / "key", create=True)  # another key, made as on first use
+    assert made is not None and (home / "koikoi-referee" / "key").stat().st_mode & 0o777 == 0o600
+    out = _cli("verify", str(signed), home=home, exe=referee_exe)
+    assert out.returncode == 1 and out.stdout.startswith(f"{signed}: line 1: the signature does not match")
+    out = _cli("verify", "--key", str(tmp_path / "missing"), str(signed), home=home, exe=referee_exe)
+    assert out.returncode == 2 and "no such file" in out.stderr and "Traceback" not in out.stderr
+    key_file.write_text("not hex\n")
+    out = _cli("verify", "--key", str(key_file), str(signed), home=home, exe=referee_exe)
+    assert out.returncode == 2 and "is not a signing key" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_the_writer_keeps_extra_header_fields_for_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    writer = ReplayWriter(path, key=KEY)
+    writer.header(match_id="m-1", rules=PRESETS["guide"].to_dict(), seed=2**60, deals=[], first_dealer=2,
+                  bots=[{"seat": 1, "command": "a"}, {"seat": 2, "command": "b"}],
+                  time={"startup_ms": 1, "move_ms": 2, "bank_ms": 3},
+                  extra={"sandbox": "bwrap", "seed": "no"})  # fmt: skip
+    writer.close()
+    [(n, header)] = read_replay(path, KEY)
+    assert n == 1 and isinstance(header, Header) and header.extra == {"sandbox": "bwrap"}
+    assert header.seed == 2**60 and header.first_dealer == 1 and header.commands == ("a", "b")
+    assert header.time == TimeControl(1, 2, 3)
