@@ -459,3 +459,12 @@ def test_the_writer_keeps_extra_header_fields_for_the_reader(tmp_path: Path) -> 
     assert n == 1 and isinstance(header, Header) and header.extra == {"sandbox": "bwrap"}
     assert header.seed == 2**60 and header.first_dealer == 1 and header.commands == ("a", "b")
     assert header.time == TimeControl(1, 2, 3)
+
+
+@pytest.mark.parametrize("value", [[], {}, ["play"], 1.5, None, True])
+def test_a_decision_name_of_any_type_is_a_line_error(replay: Path, tmp_path: Path, value: object) -> None:
+    lines = lines_of(replay)
+    i = _first(lines, type="decision")
+    lines[i]["decision"] = value
+    report = verify(write(tmp_path / "d.jsonl", lines))
+    assert report.error_line == i + 1 and "unknown decision" in report.message

@@ -20,7 +20,9 @@ def html_cmd(
     ] = None,
     seat: Annotated[
         int | None,
-        typer.Option("--seat", min=1, max=2, help="Open the page from this seat's side (other hand hidden)."),
+        typer.Option(
+            "--seat", min=1, max=2, help="Only what this seat saw: the page holds no other hand, stock card or seed."
+        ),
     ] = None,
 ) -> None:
     """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html."""

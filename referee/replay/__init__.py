@@ -1,10 +1,21 @@
-"""Replays ``koikoi-replay/1``: the writer, :func:`verify` (re-simulation with the engine) and :func:`show`.
+"""Replays ``koikoi-replay/1``: writing, reading, checking and showing them.
 
 A replay is JSON lines: a header, the bots' hellos, then every engine event (full information) and every
-decision (written before the events it caused), and a result line. The writer flushes as the match goes, so a
-referee killed mid-match leaves a valid prefix; :func:`verify` calls such a file truncated and says how long
-its valid prefix is. No file content makes :func:`verify` or :func:`show` raise: problems are reported with a
-line number.
+decision (written before the events it caused), and a result line. The modules, by concept:
+
+- :mod:`~referee.replay.writer`: :class:`ReplayWriter`, line by line, each line in the file at once (a referee
+  killed mid-match leaves a valid prefix), each line signed in a MAC chain when given a key.
+- :mod:`~referee.replay.reader`: the one strict reader, :class:`ReplayReader` / :func:`read_replay`: typed
+  records (:class:`Header`, :class:`Hello`, :class:`EventLine`, :class:`Decision`, :class:`Result`), exact
+  types, the signature chain under a key, a :class:`LineError` naming the first bad line.
+- :mod:`~referee.replay.replayer`: :class:`Simulation`, the records replayed through the engine, checked line by
+  line, with the engine state after each.
+- :mod:`~referee.replay.verify`: :func:`verify`, one line per file; :mod:`~referee.replay.show`: :func:`show`,
+  a play-by-play (as one seat saw it, with ``seat``), printable in any terminal (:func:`printable`).
+- :mod:`~referee.replay.pictures` and :mod:`~referee.replay.html`: the HTML viewer, built with the engine and
+  the observer.
+
+No file content makes :func:`verify` or :func:`show` raise: problems are reported with a line number.
 """
 
 from referee.replay.reader import (

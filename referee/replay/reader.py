@@ -220,7 +220,7 @@ _DECISION_NAMES = frozenset(DECISIONS.values())
 def _decision(d: dict[str, Any]) -> Decision:
     _only(d, {"type", "seat", "id", "decision", "legal", "action", "ms"}, "decision")
     seat = _seat(d["seat"], "decision")
-    if d["decision"] not in _DECISION_NAMES:
+    if not isinstance(d["decision"], str) or d["decision"] not in _DECISION_NAMES:
         raise _Bad(f"decision: unknown decision {_short(d['decision'])}")
     if not isinstance(d["legal"], list):
         raise _Bad("decision: legal is not a list")
@@ -329,6 +329,8 @@ class ReplayReader:
                     record = parse_line(obj, n == 1)
                 except ValueError as exc:
                     raise LineError(n, str(exc)) from None
+                except Exception as exc:  # a shape no check above foresaw: still one line, never a stack trace
+                    raise LineError(n, f"cannot read this line: {type(exc).__name__}: {exc}") from None
                 yield n, record
                 try:
                     chain.check_line(raw.rstrip(b"\n"), f"line {n}")
