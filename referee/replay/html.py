@@ -26,6 +26,7 @@ __all__ = [
 ]  # fmt: skip
 
 REPLAY_FORMAT = FORMAT
+"""The format a file's first line must name to be listed by :func:`find_replays`."""
 
 
 _JSON_ESCAPES = (

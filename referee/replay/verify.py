@@ -14,7 +14,9 @@ from referee.replay.replayer import Simulation, outcome_text
 from referee.replay.safe import printable
 
 NO_HEADER = "no header line (an empty file, or its first line is cut short)"
+"""The message for a file with no complete first line."""
 NO_KEY = "signature not checked: no key"
+"""What a summary says when no key was given."""
 
 
 @dataclass(frozen=True)
