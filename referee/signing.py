@@ -2,9 +2,14 @@
 
 The key is 32 random bytes, made on first use with mode 0600 at ``$XDG_DATA_HOME/koikoi-referee/key`` (by default
 ``~/.local/share/koikoi-referee/key``), or read from a file given with ``--key FILE``. A sandboxed bot never sees
-that directory. A signed line is the JSON object with one more field, ``"mac"``: the hex MAC of the line's
-canonical encoding without that field, chained to the MAC of the line before it in the same file (so lines can be
-neither edited, dropped, reordered nor appended without the key). A file's first line chains to the empty string.
+that directory. A signed line is the JSON object with one more field, ``"mac"``: the hex MAC of the line without
+that field, chained to the MAC of the line before it in the same file (so lines can be neither edited, dropped,
+reordered nor appended without the key). A file's first line chains to the empty string.
+
+Two forms of "the line without that field": :meth:`Chain.sign` / :meth:`Chain.check` MAC the object's canonical
+encoding (keys sorted), for lines that are built and read as objects (``results.jsonl``); :meth:`Chain.sign_line` /
+:meth:`Chain.check_line` MAC the exact bytes written, with ``"mac"`` as the last field, so a writer that already has
+the encoded line (the replay writer) neither re-encodes nor sorts it. A file uses one form throughout.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +71,9 @@ def load_key(path: Path | None = None, *, create: bool = True) -> bytes | None:
     return key
 
 
+_SIGNED_LINE = re.compile(rb'(?:,|(?<=^\{))"mac":"([0-9a-f]{64})"\}\Z')
+
+
 def canonical(obj: dict[str, Any]) -> bytes:
     """The bytes a MAC covers: the object without its ``mac`` field, keys sorted, compact, UTF-8."""
     body = {k: v for k, v in obj.items() if k != MAC_FIELD}
@@ -74,6 +83,20 @@ def canonical(obj: dict[str, Any]) -> bytes:
 def mac_of(key: bytes, obj: dict[str, Any], previous: str) -> str:
     """The MAC of ``obj`` chained to ``previous`` (the MAC of the line before, "" for a first line)."""
     return hmac.new(key, previous.encode("ascii") + b"\n" + canonical(obj), hashlib.sha256).hexdigest()
+
+
+def line_mac(key: bytes, body: bytes, previous: str) -> str:
+    """The MAC of an encoded JSON object ``body`` (exact bytes) chained to ``previous``."""
+    return hmac.new(key, previous.encode("ascii") + b"\n" + body, hashlib.sha256).hexdigest()
+
+
+def split_signed(line: bytes) -> tuple[bytes, str] | None:
+    """A line signed by :meth:`Chain.sign_line` (without its newline) as (the bytes that were signed, the MAC);
+    None when the line does not end with a ``"mac"`` field in that form."""
+    m = _SIGNED_LINE.search(line)
+    if m is None:
+        return None
+    return line[: m.start()] + b"}", m.group(1).decode("ascii")
 
 
 @dataclass
@@ -100,5 +123,28 @@ class Chain:
             raise SigningError(f"{where}: the line is not signed")
         want = mac_of(self.key, obj, self.previous)
         if not hmac.compare_digest(got, want):
+            raise SigningError(f"{where}: the signature does not match (edited, moved or forged)")
+        self.previous = got
+
+    def sign_line(self, body: str) -> str:
+        """The encoded JSON object ``body`` (no newline) with ``"mac"`` added as its last field (``body`` itself
+        when there is no key)."""
+        if self.key is None:
+            return body
+        mac = line_mac(self.key, body.encode("utf-8"), self.previous)
+        self.previous = mac
+        sep = "" if body == "{}" else ","
+        return f'{body[:-1]}{sep}"mac":"{mac}"}}'
+
+    def check_line(self, line: bytes, where: str) -> None:
+        """:class:`SigningError` unless ``line`` (without its newline), signed by :meth:`sign_line`, carries the
+        MAC that follows the lines checked before it."""
+        if self.key is None:
+            return
+        parts = split_signed(line)
+        if parts is None:
+            raise SigningError(f"{where}: the line is not signed")
+        body, got = parts
+        if not hmac.compare_digest(got, line_mac(self.key, body, self.previous)):
             raise SigningError(f"{where}: the signature does not match (edited, moved or forged)")
         self.previous = got

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,12 @@ from referee.engine import PRESETS, Rules
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Tests never read or make the user's signing key (referee.signing.default_key_path): the run, and every referee
+# it starts, gets a data directory of its own.
+_DATA_HOME = tempfile.mkdtemp(prefix="koikoi-test-data-")
+os.environ["XDG_DATA_HOME"] = _DATA_HOME
+atexit.register(shutil.rmtree, _DATA_HOME, True)
 
 PRESET_NAMES: tuple[str, ...] = ("guide", "cardavia", "koikoi-japan")
 

@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine import (
+    CARD_IDS,
     PRESETS,
     Deal,
     Phase,
     State,
     action_from_json,
     apply,
-    cards_of,
     full_event,
+    ids_of,
     legal_actions,
     new_match,
     rules_from_dict,
@@ -84,43 +85,43 @@ def write_replay(path: Path, **kwargs: Any) -> list[dict[str, Any]]:
     return lines
 
 
-def engine_checkpoints(lines: list[dict[str, Any]]) -> dict[int, State]:
-    """Step index → engine state, for the step that ends the opening deal and each decision's events.
-
-    The viewer makes one step per event line, so the step of the last event before a decision line shows the
-    position that decision was taken in.
-    """
+def engine_states(lines: list[dict[str, Any]]) -> list[State]:
+    """The engine state of each viewer step: the deal, then the position after each decision, computed here
+    independently of the viewer."""
     header = lines[0]
     rules = rules_from_dict(header["rules"])
     fd = header["first_dealer"]
     deals = [Deal.from_json(d) for d in header["deals"]]
-    state = new_match(rules, header["seed"], deals, None if fd is None else fd - 1)
-    step = -1
-    out: dict[int, State] = {}
+    state = new_match(rules, int(header["seed"]), deals, None if fd is None else fd - 1)
+    out = [state]
     for line in lines[1:]:
-        if line["type"] == "event":
-            step += 1
-        elif line["type"] == "decision":
-            out[step] = state
+        if line["type"] == "decision":
             state = apply(state, action_from_json(line["action"], state))
-    out[step] = state
+            out.append(state)
     return out
 
 
-def expected_view(state: State) -> dict[str, Any]:
-    """The parts of a viewer step that the engine state fixes."""
+def expected_view(state: State, seat: int | None = None) -> dict[str, Any]:
+    """The parts of a viewer step that the engine state fixes, for the full view or as ``seat`` (0/1) sees it."""
+    hands: list[list[str] | None] = [ids_of(state.hands[0]), ids_of(state.hands[1])]
+    if seat is not None:
+        hands[1 - seat] = None
     return {
-        "hands": [cards_of(state.hands[0]), cards_of(state.hands[1])],
-        "field": cards_of(state.field),
-        "captured": [cards_of(state.captured[0]), cards_of(state.captured[1])],
+        "hands": hands,
+        "sizes": [state.hands[0].bit_count(), state.hands[1].bit_count()],
+        "field": ids_of(state.field),
+        "captured": [ids_of(state.captured[0]), ids_of(state.captured[1])],
         "scores": list(state.scores),
         "calls": list(state.koikoi),
         "stock": state.stock_left,
-        "drawn": state.pending if state.phase is Phase.DRAW_CHOICE else None,
+        "drawn": CARD_IDS[state.pending] if state.phase is Phase.DRAW_CHOICE else None,
         "totals": [score(state.captured[s], state.rules, state.koikoi[s]).total for s in (0, 1)],
     }
 
 
+KEYS = ("hands", "sizes", "field", "captured", "scores", "calls", "stock", "drawn", "totals")
+
+
 def shown(step: dict[str, Any]) -> dict[str, Any]:
     """The same parts of a viewer step."""
-    return {k: step[k] for k in ("hands", "field", "captured", "scores", "calls", "stock", "drawn", "totals")}
+    return {k: step[k] for k in KEYS}

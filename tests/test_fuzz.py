@@ -30,7 +30,7 @@ from referee.engine import (
 )
 from referee.match import MatchConfig, TimeControl, run_match
 from referee.protocol import BotAction, BotHello, ProtocolError, parse_bot_message
-from referee.replay import verify
+from referee.replay import ReplayWriter, verify
 
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 RANDOM = str(Path(__file__).parent.parent / "bots" / "random_bot.py") + " --seed 4"
@@ -245,3 +245,32 @@ def test_replay_verify_reports_any_mutated_file_and_never_raises(
         assert report.ok
     elif not report.ok:
         assert report.truncated or report.error_line is not None
+
+
+KEY = bytes(range(32))
+
+
+@pytest.fixture(scope="module")
+def signed_replay(replay: bytes, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("fuzz") / "signed.jsonl"
+    writer = ReplayWriter(path, key=KEY)
+    for line in replay.decode().splitlines():
+        writer.write_line(line)
+    writer.close()
+    return path.read_bytes()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_signed_replay_is_rejected_with_the_key(
+    signed_replay: bytes, tmp_path: Path, data: st.DataObject
+) -> None:
+    content = data.draw(replay_edit(signed_replay))
+    path = tmp_path / "mutated.jsonl"
+    path.write_bytes(content)
+    report = verify(path, KEY)  # must not raise
+    assert "\n" not in report.summary()
+    if content in (signed_replay, signed_replay[:-1]):  # the same lines (perhaps without the last newline)
+        assert report.ok
+    else:  # whatever changed, a line, a byte, the order or the end: never accepted
+        assert not report.ok and (report.truncated or report.error_line is not None)

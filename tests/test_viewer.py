@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 import typer
-from replay_factory import engine_checkpoints, expected_view, replay_lines, shown, write_replay
+from replay_factory import engine_states, expected_view, replay_lines, shown, write_replay
 from typer.testing import CliRunner
 
 from referee.commands.replay_html import register
-from referee.replay.html import ViewerError, build_steps, read_replay, write_html
+from referee.engine import CARD_IDS, PRESETS, Phase, ids_of
+from referee.match import MatchConfig, TimeControl, run_match
+from referee.replay.html import ViewerError, build_steps, write_html
 
 EVIL = '</script><script>alert("x")</script><!--'
 
@@ -62,36 +64,42 @@ def _embedded(path: Path) -> Any:
     return json.loads(data[0])
 
 
-@pytest.mark.parametrize(
-    ("rules", "seed"), [("koikoi-japan", 7), ("guide", 3), ("cardavia", 11), ("guide", 20)]
-)
-def test_steps_match_the_engine(rules: str, seed: int) -> None:
+def _steps_of(tmp_path: Path, lines: list[dict[str, Any]], seat: int | None = None) -> list[dict[str, Any]]:
+    path = tmp_path / "r.jsonl"
+    path.write_text(_dump(lines), encoding="utf-8")
+    steps: list[dict[str, Any]] = build_steps(path, seat)["steps"]
+    return steps
+
+
+@pytest.mark.parametrize(("rules", "seed"), [("koikoi-japan", 7), ("guide", 3), ("cardavia", 11), ("guide", 20)])
+def test_steps_are_the_engine_positions_for_each_view(rules: str, seed: int, tmp_path: Path) -> None:
     lines = replay_lines(rules=rules, seed=seed, policy_seed=seed)
-    steps = build_steps(lines)["steps"]
-    events = [x for x in lines if x["type"] == "event"]
-    assert len(steps) == len(events)  # one step per event line; a finished match adds no closing step
-    checkpoints = engine_checkpoints(lines)
-    assert len(checkpoints) > 10
-    for i, state in checkpoints.items():
-        assert shown(steps[i]) == expected_view(state), f"step {i}"
-    result = lines[-1]
-    assert steps[-1]["scores"] == result["scores"]
-    assert "Match over" in steps[-1]["text"]
+    states = engine_states(lines)
+    assert len(states) > 10
+    for seat in (None, 0, 1):
+        steps = _steps_of(tmp_path, lines, None if seat is None else seat + 1)
+        assert len(steps) == len(states)  # the deal, then one step per decision; a finished match adds none
+        for i, state in enumerate(states):
+            assert shown(steps[i]) == expected_view(state, seat), f"step {i} as {seat}"
+        assert steps[-1]["scores"] == lines[-1]["scores"] and "Match over" in steps[-1]["text"]
 
 
-def test_each_step_describes_its_event() -> None:
+def test_each_step_tells_the_decision_that_led_to_it(tmp_path: Path) -> None:
     lines = replay_lines(seed=7)
-    steps = build_steps(lines)["steps"]
-    events = [x for x in lines if x["type"] == "event"]
-    for step, e in zip(steps, events, strict=True):
-        if e["event"] == "play":
-            assert step["text"].startswith("alpha plays" if e["seat"] == 1 else "beta plays")
-            assert e["card"].replace("-", " ") in step["text"].lower()
-        elif e["event"] == "yaku":
-            assert "makes" in step["text"] and str(e["points"]) in step["text"]
-        elif e["event"] == "round_start":
-            assert step["text"].startswith(f"Round {e['round']} dealt")
-            assert step["round"] == e["round"]
+    steps = _steps_of(tmp_path, lines)
+    assert steps[0]["text"].startswith("Round 1 dealt: ")
+    decisions = [x for x in lines if x["type"] == "decision"]
+    for step, d in zip(steps[1:], decisions, strict=True):
+        me = "alpha" if d["seat"] == 1 else "beta"
+        action = d["action"]
+        assert step["actor"] == d["seat"] and step["text"].startswith(me)
+        if "play" in action:
+            words = action["play"].replace("-", " ").capitalize()
+            assert f"{me} plays {words}" in step["text"]
+        elif "koikoi" in action:
+            assert ("calls koi-koi" if action["koikoi"] else "stops") in step["text"]
+        else:
+            assert " takes " in step["text"]
 
 
 def test_page_is_one_self_contained_file(tmp_path: Path) -> None:
@@ -107,7 +115,7 @@ def test_page_is_one_self_contained_file(tmp_path: Path) -> None:
     assert page.srcs == [] and page.links == []
     assert "Content-Security-Policy" in text and "default-src 'none'" in text
     assert [a.get("type") for a, _ in page.scripts] == ["application/json", None]
-    assert _embedded(out) == build_steps(read_replay(replay), source=str(replay))
+    assert _embedded(out) == build_steps(replay)
     assert sorted(tmp_path.iterdir()) == [out, replay]
 
 
@@ -139,15 +147,19 @@ def test_seat_option_opens_the_page_from_one_side(tmp_path: Path) -> None:
 def test_truncated_and_forfeited_replays_say_so(tmp_path: Path) -> None:
     cut = replay_lines(seed=5, max_decisions=9)
     assert all(x["type"] != "result" for x in cut)
-    steps = build_steps(cut)["steps"]
-    assert "truncated" in steps[-1]["text"]
-    assert build_steps(cut)["match"]["result"] is None
+    steps = _steps_of(tmp_path, cut)
+    assert len(steps) == 11 and "truncated" in steps[-1]["text"]
+    path = tmp_path / "r.jsonl"
+    assert build_steps(path)["match"]["result"] is None
     lines = replay_lines(seed=5, max_decisions=9)
-    lines.append({"type": "result", "winner": 1, "scores": [30, 30], "rounds": 1, "reason": "forfeit",
-                  "forfeit": {"seat": 2, "reason": "timeout", "detail": "no answer in 1000 ms"},
+    state = engine_states(lines)[-1]
+    lines.append({"type": "result", "winner": 1, "scores": list(state.scores), "rounds": state.round,
+                  "reason": "forfeit", "forfeit": {"seat": 2, "reason": "timeout", "detail": "no answer in 1000 ms"},
                   "bots": [{"seat": 1, "name": "alpha"}, {"seat": 2, "name": "beta"}]})  # fmt: skip
-    last = build_steps(lines)["steps"][-1]["text"]
-    assert last == "beta (seat 2) forfeits the match: timeout (no answer in 1000 ms)."
+    assert _steps_of(tmp_path, lines)[-1]["text"] == "beta (seat 2) forfeits the match: timeout (no answer in 1000 ms)."
+    # the forfeit's detail may name the forfeiting seat's hand (its legal actions): a seat's page omits it
+    for seat in (1, 2):
+        assert _steps_of(tmp_path, lines, seat)[-1]["text"] == "beta (seat 2) forfeits the match: timeout."
 
 
 def _lines(tmp_path: Path, text: str) -> Path:
@@ -176,21 +188,22 @@ def _with_event(change: dict[str, Any], which: str) -> str:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "not a koikoi-replay/1 replay"),
-        ("not json\n", "1: not a JSON line"),
-        ("[1, 2]\n", "1: expected a JSON object"),
-        ('{"type": "header", "format": "koikoi-replay/9"}\n', "not a koikoi-replay/1 replay"),
-        ('{"type": "header", "format": "koikoi-replay/1"}\n', "header: no rules"),
+        ("", "no header line"),
+        ("not json\n", "line 1: not a JSON line"),
+        ("[1, 2]\n", "line 1: not a JSON object"),
+        ('{"type": "header", "format": "koikoi-replay/9"}\n', "line 1: header: format"),
+        ('{"type": "header", "format": "koikoi-replay/1", "seed": 1}\n', "line 1: header: rules is not an object"),
         (_dump(_good()[:3]), "holds no event"),
-        (_with_event({"card": "pine-dragon"}, "play"), "unknown card id 'pine-dragon'"),
-        (_with_event({"seat": 7}, "play"), "seat: expected 1 or 2"),
-        (_with_event({"stock": "abc"}, "round_start"), "stock: expected a list of card ids"),
-        (_with_event({"event": "teleport"}, "play"), "unknown event 'teleport'"),
-        (_with_event({"captured": ["pine-crane"]}, "play"), "does not fit the field"),
-        (_with_event({"hands": [[], []]}, "round_start"), "is not in the hand of seat"),
-        (_with_event({"card": None}, "draw"), "unknown card id 'None'"),
-        (_dump([{**_good()[0], "rules": {"rounds": "many"}}, *_good()[1:]]), "header: rules"),
-        (_dump([*_good(), {"type": "event", "event": "round_end"}]), "malformed round_end event"),
+        (_with_event({"card": "pine-dragon"}, "play"), "event differs from the engine: card"),
+        (_with_event({"seat": 7}, "play"), "event differs from the engine: seat"),
+        (_with_event({"seat": True}, "play"), "event differs from the engine: seat"),
+        (_with_event({"stock": "abc"}, "round_start"), "event differs from the engine: stock"),
+        (_with_event({"event": "teleport"}, "play"), "event differs from the engine: event"),
+        (_with_event({"captured": ["pine-crane"]}, "play"), "event differs from the engine: captured"),
+        (_with_event({"hands": [[], []]}, "round_start"), "event differs from the engine: hands"),
+        (_dump([{**_good()[0], "rules": {"rounds": "many"}}, *_good()[1:]]), "line 1: header rules"),
+        (_dump([*_good(), {"type": "event", "event": "round_end"}]), "an event line where the engine has no event"),
+        (_dump([*_good()[:3], {**_good()[3], "seat": 1}]), "line 4: event differs from the engine: seat: unexpected"),
     ],
 )
 def test_bad_replays_give_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
@@ -256,7 +269,7 @@ def test_index_links_every_match(tmp_path: Path) -> None:
         "broken.jsonl",
     ):
         assert expected in text
-    lines = read_replay(tmp_path / "replays" / "m-0001.jsonl")
+    lines = [json.loads(x) for x in (tmp_path / "replays" / "m-0001.jsonl").read_text().splitlines()]
     a, b = lines[-1]["scores"]
     assert f"{a}–{b}" in text
     assert "standings" not in text
@@ -266,7 +279,8 @@ def test_a_replay_from_the_match_runner(tmp_path: Path, referee_exe: Path) -> No
     replay = tmp_path / "real.jsonl"
     bot = str(Path(__file__).resolve().parent.parent / "bots" / "random_bot.py")
     played = subprocess.run(
-        [str(referee_exe), "play", bot, bot, "--rules", "cardavia", "--seed", "9", "--replay", str(replay)],
+        [str(referee_exe), "play", f"{bot} --seed 1", f"{bot} --seed 2", "--rules", "cardavia", "--seed", "9",
+         "--replay", str(replay)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert played.returncode == 0, played.stderr
@@ -275,8 +289,99 @@ def test_a_replay_from_the_match_runner(tmp_path: Path, referee_exe: Path) -> No
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    lines = read_replay(replay)
+    lines = [json.loads(x) for x in replay.read_text().splitlines()]
     data = _embedded(tmp_path / "real.html")
-    for i, state in engine_checkpoints(lines).items():
+    states = engine_states(lines)
+    assert len(data["steps"]) == len(states)
+    for i, state in enumerate(states):
         assert shown(data["steps"][i]) == expected_view(state), f"step {i}"
     assert data["match"]["result"]["scores"] == lines[-1]["scores"]
+
+
+BIG_SEED = 2**53 + 20_211  # JavaScript would round it; its digits are distinctive enough to search a page for
+BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
+FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
+
+
+def _event_cards(e: dict[str, Any], seat: int) -> set[str]:
+    """The cards ``seat`` (0/1) was told about in an event line (what the protocol's visible event holds)."""
+    kind = e["event"]
+    if kind == "round_start":
+        return {*e["hands"][seat], *e["field"]}
+    if kind == "misdeal":
+        return set(e["field"])
+    if kind in ("play", "draw", "draw_capture"):
+        return {e["card"], *e["captured"]}
+    return set()
+
+
+def _seen_at_each_step(lines: list[dict[str, Any]], seat: int) -> list[set[str]]:
+    """For each viewer step: the cards ``seat`` could see in that position (its hand, the field, both capture
+    piles, a drawn card) and in the events it was sent on the way there. Computed from the engine state and the
+    replay's lines, independently of the viewer."""
+    groups: list[set[str]] = [set()]
+    for x in lines:
+        if x["type"] == "decision":
+            groups.append(set())
+        elif x["type"] == "event":
+            groups[-1] |= _event_cards(x, seat)
+    seen = []
+    for state, told in zip(engine_states(lines), groups, strict=True):
+        cards = {*ids_of(state.hands[seat]), *ids_of(state.field), *ids_of(state.captured[0])}
+        cards |= {*ids_of(state.captured[1]), *told}
+        if state.phase is Phase.DRAW_CHOICE:
+            cards.add(CARD_IDS[state.pending])
+        seen.append(cards)
+    return seen
+
+
+def _forfeit_replay(tmp_path: Path) -> Path:
+    """A real match where seat 2 answers with an illegal action: the forfeit's detail lists its legal plays
+    (with this seed its second request is a play, so the list is its hand)."""
+    path = tmp_path / "forfeit.jsonl"
+    config = MatchConfig(PRESETS["koikoi-japan"], BIG_SEED + 1, time=TimeControl(move_ms=5000), replay_path=path)
+    result = run_match((FIRST, f"{BROKEN} illegal"), config)
+    assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
+    assert "legal actions [{'play'" in result.forfeit.detail
+    return path
+
+
+@pytest.mark.parametrize("source", ["koikoi-japan", "guide", "cardavia", "truncated", "forfeit"])
+def test_a_seat_page_holds_no_card_that_seat_had_not_seen(source: str, tmp_path: Path) -> None:
+    if source == "forfeit":
+        replay = _forfeit_replay(tmp_path)
+    elif source == "truncated":
+        replay = tmp_path / "m.jsonl"
+        write_replay(replay, seed=BIG_SEED, max_decisions=6)
+    else:
+        replay = tmp_path / "m.jsonl"
+        write_replay(replay, rules=source, seed=BIG_SEED, policy_seed=3)
+    lines = [json.loads(x) for x in replay.read_text(encoding="utf-8").splitlines()]
+    for seat in (1, 2):
+        out = tmp_path / f"seat{seat}.html"
+        write_html(replay, out, seat=seat)
+        page = out.read_text(encoding="utf-8")
+        steps = _embedded(out)["steps"]
+        seen = _seen_at_each_step(lines, seat - 1)
+        if source in ("forfeit", "truncated"):
+            seen.append(seen[-1])  # the closing step says how the replay ends, on the last position
+        assert len(steps) == len(seen)
+        for k, (step, cards) in enumerate(zip(steps, seen, strict=True)):
+            assert step["hands"][2 - seat] is None and step["next"] is None
+            shown_ids = [*step["field"], *step["captured"][0], *step["captured"][1], *step["hands"][seat - 1],
+                         *step["marked"], *([step["drawn"]] if step["drawn"] else [])]  # fmt: skip
+            assert set(shown_ids) <= cards  # every card the page draws is an id seat could see
+            blob = json.dumps(step, ensure_ascii=False).lower()
+            for cid in set(CARD_IDS) - cards:  # nor is any other card named, by id or in words
+                assert cid not in blob and cid.replace("-", " ") not in blob, (seat, k, cid)
+        never = set(CARD_IDS) - set().union(*seen)
+        assert never or source not in ("forfeit", "truncated"), "a short match leaves cards the seat never saw"
+        text = page.lower()
+        for cid in never:
+            assert cid not in text and cid.replace("-", " ") not in text, (seat, cid)
+        assert str(lines[0]["seed"]) not in page  # the seed fixes every deal: a seat never learns it
+    full = tmp_path / "all.html"
+    write_html(replay, full)
+    data = _embedded(full)
+    assert data["match"]["seed"] == str(lines[0]["seed"]) and lines[0]["seed"] > 2**53  # exact for JavaScript
+    assert all(step["hands"][0] is not None and step["hands"][1] is not None for step in data["steps"])

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_factory import engine_checkpoints, expected_view, write_replay
+from replay_factory import engine_states, expected_view, write_replay
 
-from referee.engine import CARD_IDS
 from referee.replay.html import write_html
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -43,7 +42,8 @@ READ = """() => {
     field: ids("#field [data-card]"), drawn: ids("#drawn [data-card]"),
     stock: Number(document.querySelector("#stock").dataset.count), stockFaces: ids("#stock [data-card]"),
     move: document.querySelector("#move").textContent, seats: [seat(1), seat(2)],
-    title: document.querySelector("#title").textContent,
+    title: document.querySelector("#title").textContent, facts: document.querySelector("#facts").textContent,
+    seatLocked: document.querySelector("#seat").disabled,
   };
 }"""
 
@@ -73,19 +73,19 @@ def _open(browser: Browser, page_path: Path) -> tuple[Page, list[str], list[str]
     return page, errors, requests
 
 
-def _ids(cards: list[int]) -> list[str]:
-    return [CARD_IDS[c] for c in cards]
-
-
-def _check(shown: dict[str, Any], want: dict[str, Any]) -> None:
-    assert shown["field"] == _ids(want["field"])
-    assert shown["drawn"] == _ids([] if want["drawn"] is None else [want["drawn"]])
+def _check(shown: dict[str, Any], want: dict[str, Any], hidden: int | None = None) -> None:
+    """The page shows ``want`` (an :func:`expected_view`), with the hand of seat ``hidden`` (0/1) face down."""
+    assert shown["field"] == want["field"]
+    assert shown["drawn"] == ([] if want["drawn"] is None else [want["drawn"]])
     assert shown["stock"] == want["stock"]
     for s in (0, 1):
         seat = shown["seats"][s]
-        assert seat["hand"] == _ids(want["hands"][s])
-        assert seat["handSize"] == len(want["hands"][s])
-        assert sorted(seat["captured"]) == sorted(_ids(want["captured"][s]))
+        if s == hidden or want["hands"][s] is None:
+            assert seat["hand"] == [] and seat["backs"] == want["sizes"][s]
+        else:
+            assert seat["hand"] == want["hands"][s] and seat["backs"] == 0
+        assert seat["handSize"] == want["sizes"][s]
+        assert sorted(seat["captured"]) == sorted(want["captured"][s])
         assert seat["score"] == want["scores"][s]
         assert seat["calls"] == want["calls"][s]
         assert seat["total"] == want["totals"][s]
@@ -96,16 +96,15 @@ def test_stepping_through_a_match(browser: Browser, tmp_path: Path) -> None:
     lines = write_replay(replay, rules="koikoi-japan", seed=7)
     out = tmp_path / "m.html"
     write_html(replay, out)
-    checkpoints = engine_checkpoints(lines)
+    states = engine_states(lines)
     page, errors, requests = _open(browser, out)
 
     first = page.evaluate(READ)
     n_steps = first["steps"]
-    assert first["step"] == 0 and n_steps == sum(x["type"] == "event" for x in lines)
-    assert first["title"] == "alpha vs beta" and first["view"] == "all"
-    _check(first, expected_view(checkpoints[0]))
+    assert first["step"] == 0 and n_steps == len(states)
+    assert first["title"] == "alpha vs beta" and first["view"] == "all" and not first["seatLocked"]
+    _check(first, expected_view(states[0]))
 
-    checked = 0
     for i in range(1, 13):  # alternate the arrow key and the Next button
         if i % 2:
             page.keyboard.press("ArrowRight")
@@ -113,11 +112,8 @@ def test_stepping_through_a_match(browser: Browser, tmp_path: Path) -> None:
             page.click("#next")
         shown = page.evaluate(READ)
         assert shown["step"] == i
-        if i in checkpoints:
-            _check(shown, expected_view(checkpoints[i]))
-            checked += 1
-    assert checked >= 4
-    assert "plays" in shown["move"] or "draws" in shown["move"] or "takes" in shown["move"]
+        _check(shown, expected_view(states[i]))
+    assert "plays" in shown["move"] or "calls" in shown["move"] or "stops" in shown["move"]
 
     page.keyboard.press("ArrowLeft")
     page.click("#prev")
@@ -132,29 +128,49 @@ def test_stepping_through_a_match(browser: Browser, tmp_path: Path) -> None:
 
     page.select_option("#round", "2")
     at_round = page.evaluate(READ)
-    start = next(i for i, x in enumerate(x for x in lines if x["type"] == "event") if x.get("round") == 2)
+    start = next(i for i, state in enumerate(states) if state.round == 2)
     assert at_round["round"] == 2 and at_round["step"] == start
 
     page.click("#next")
+    want = expected_view(states[start + 1])
     page.select_option("#seat", "1")
     mine = page.evaluate(READ)
-    assert mine["view"] == "1" and mine["seats"][0]["hand"] and mine["seats"][0]["backs"] == 0
-    assert mine["seats"][1]["hand"] == [] and mine["seats"][1]["backs"] == mine["seats"][1]["handSize"] > 0
-    assert mine["stockFaces"] == [] and mine["stock"] > 0
+    assert mine["view"] == "1" and mine["stockFaces"] == [] and mine["stock"] > 0
+    _check(mine, want, hidden=1)
     page.screenshot(path=str(tmp_path / "viewer-seat1.png"), full_page=True)
     page.select_option("#seat", "2")
-    theirs = page.evaluate(READ)
-    assert theirs["seats"][0]["hand"] == [] and theirs["seats"][0]["backs"] == theirs["seats"][0]["handSize"]
-    assert theirs["seats"][1]["backs"] == 0 and theirs["seats"][1]["hand"]
+    _check(page.evaluate(READ), want, hidden=0)
     page.select_option("#seat", "all")
     both = page.evaluate(READ)
-    assert both["seats"][0]["backs"] == both["seats"][1]["backs"] == 0 and len(both["stockFaces"]) == 1
+    _check(both, want)
+    assert len(both["stockFaces"]) == 1
 
     shot = tmp_path / "viewer.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000
     assert errors == []
     assert all(url.startswith("file://") for url in requests), requests
+    page.close()
+
+
+def test_a_seat_page_shows_that_seat_and_a_big_seed_exactly(browser: Browser, tmp_path: Path) -> None:
+    seed = 2**53 + 1  # JavaScript's numbers would show 9007199254740992
+    replay = tmp_path / "big.replay.jsonl"
+    lines = write_replay(replay, rules="cardavia", seed=seed)
+    states = engine_states(lines)
+    write_html(replay, tmp_path / "all.html")
+    page, errors, _ = _open(browser, tmp_path / "all.html")
+    assert "seed 9007199254740993" in page.evaluate(READ)["facts"]
+    page.close()
+    write_html(replay, tmp_path / "two.html", seat=2)
+    page, errors2, requests = _open(browser, tmp_path / "two.html")
+    for i in range(min(8, len(states))):
+        shown = page.evaluate(READ)
+        assert shown["view"] == "2" and shown["seatLocked"] and shown["stockFaces"] == []
+        assert "seed" not in shown["facts"]
+        _check(shown, expected_view(states[i], 1))
+        page.keyboard.press("ArrowRight")
+    assert errors == errors2 == [] and all(url.startswith("file://") for url in requests)
     page.close()
 
 

@@ -8,19 +8,38 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.replay import show, verify
+from referee.replay import printable, show, verify
+from referee.signing import SigningError, load_key
 
 replay_app = typer.Typer(help="Check and show replays.", no_args_is_help=True)
+
+
+def _key(path: Path | None) -> bytes | None:
+    """The key of ``--key FILE`` (which must exist), else the user's default key if there is one."""
+    try:
+        if path is not None:
+            if not path.is_file():
+                fail(printable(f"--key {path}: no such file"))
+            return load_key(path, create=False)
+        return load_key(None, create=False)
+    except SigningError as exc:
+        fail(printable(str(exc)))
 
 
 @replay_app.command("verify")
 def verify_cmd(
     files: Annotated[list[Path], typer.Argument(help="Replay files to check.")],
+    key_file: Annotated[
+        Path | None,
+        typer.Option("--key", help="The signing key (default: the user's key, when it exists)."),
+    ] = None,
 ) -> None:
-    """Re-simulate each replay with the engine; one line per file; exit 1 if any does not verify."""
+    """Re-simulate each replay with the engine and check its signatures when the key is there; one line per
+    file; exit 1 if any does not verify."""
+    key = _key(key_file)
     bad = 0
     for path in files:
-        report = verify(path)
+        report = verify(path, key)
         typer.echo(report.summary())
         bad += not report.ok
     if bad:
@@ -44,7 +63,7 @@ def show_cmd(
             typer.echo(f"(truncated: no result line after {problem.lines} lines)")
             return
         where = f"line {problem.error_line}: " if problem.error_line else ""
-        fail(f"{file}: {where}{problem.message}", 1)
+        fail(printable(f"{file}: {where}{problem.message}"), 1)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 
 from referee.commands import fail
 from referee.replay.html import ViewerError, write_html, write_index
+from referee.replay.safe import printable
 
 
 def html_cmd(
@@ -19,7 +20,9 @@ def html_cmd(
     ] = None,
     seat: Annotated[
         int | None,
-        typer.Option("--seat", min=1, max=2, help="Open the page from this seat's side (other hand hidden)."),
+        typer.Option(
+            "--seat", min=1, max=2, help="Only what this seat saw: the page holds no other hand, stock card or seed."
+        ),
     ] = None,
 ) -> None:
     """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html."""
@@ -35,7 +38,7 @@ def html_cmd(
         target = out if out is not None else path.with_suffix(".html")
         write_html(path, target, seat=seat)
     except ViewerError as exc:
-        fail(str(exc))
+        fail(printable(str(exc)))
     typer.echo(f"wrote {target}")
 
 

@@ -1,13 +1,29 @@
-// Draws one table snapshot at a time; every snapshot was computed by koikoi-referee (referee/viewer.py).
+// Draws one picture at a time; every picture was computed by koikoi-referee with its rules engine and observer
+// (referee/replay/pictures.py). A page made for one seat holds only that seat's pictures: no hidden card is in it.
 // Replay text is only ever set with textContent, never parsed as HTML.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("replay-data").textContent);
-  var cards = data.cards, steps = data.steps, match = data.match;
+  var parts = data.cards, steps = data.steps, match = data.match;
   var KINDS = [["bright", "Brights"], ["animal", "Animals"], ["ribbon", "Ribbons"], ["chaff", "Chaff"]];
   var view = document.body.getAttribute("data-seat-view");
   var at = 0;
   if (view !== "1" && view !== "2") view = "all";
+  if (match.seat === 1 || match.seat === 2) view = String(match.seat);
+
+  // How to draw a card, from its id "flower-subject" alone.
+  function info(id) {
+    var cut = id.indexOf("-"), flower = id.slice(0, cut), subject = id.slice(cut + 1);
+    var month = parts.months[flower], kind = parts.kinds[subject];
+    var name = id.replace(/-/g, " ");
+    return {
+      id: id, month: month, kind: kind, colour: parts.colours[month - 1],
+      flower: flower === "chrysanthemum" ? "chrysanth." : flower,
+      ribbon: kind === "ribbon" ? parts.ribbons[flower] : "",
+      label: kind === "ribbon" ? "ribbon" : subject.indexOf("chaff") === 0 ? "" : subject,
+      name: name.charAt(0).toUpperCase() + name.slice(1)
+    };
+  }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -23,16 +39,16 @@
   }
 
   function cardEl(c, marked) {
-    var info = cards[c], e = el("div", "card k-" + info.kind);
-    e.setAttribute("data-card", info.id);
-    e.setAttribute("data-month", info.month);
-    e.setAttribute("data-kind", info.kind);
-    e.title = info.name + " (month " + info.month + ", " + badge(info) + ")";
-    e.style.setProperty("--mc", info.colour);
-    e.appendChild(el("span", "num", info.month));
-    e.appendChild(el("span", "flower", info.flower));
-    e.appendChild(el("span", "label", info.label));
-    e.appendChild(el("span", "badge" + (info.ribbon ? " r-" + info.ribbon : ""), badge(info)));
+    var card = info(c), e = el("div", "card k-" + card.kind);
+    e.setAttribute("data-card", card.id);
+    e.setAttribute("data-month", card.month);
+    e.setAttribute("data-kind", card.kind);
+    e.title = card.name + " (month " + card.month + ", " + badge(card) + ")";
+    e.style.setProperty("--mc", card.colour);
+    e.appendChild(el("span", "num", card.month));
+    e.appendChild(el("span", "flower", card.flower));
+    e.appendChild(el("span", "label", card.label));
+    e.appendChild(el("span", "badge" + (card.ribbon ? " r-" + card.ribbon : ""), badge(card)));
     if (marked && marked.indexOf(c) >= 0) e.classList.add("marked");
     return e;
   }
@@ -52,11 +68,11 @@
   }
 
   function drawSeat(box, seat, s) {
-    var n = seat + 1, hidden = view !== "all" && view !== String(n);
+    var n = seat + 1, hidden = (view !== "all" && view !== String(n)) || s.hands[seat] === null;
     box.textContent = "";
     box.setAttribute("data-seat", n);
     box.setAttribute("data-score", s.scores[seat]);
-    box.setAttribute("data-hand-size", s.hands[seat].length);
+    box.setAttribute("data-hand-size", s.sizes[seat]);
     box.setAttribute("data-calls", s.calls[seat]);
     box.classList.toggle("actor", s.actor === n);
     var head = el("div", "seat-head");
@@ -69,12 +85,12 @@
 
     var body = el("div", "seat-body");
     var handZone = el("div", "zone");
-    handZone.appendChild(el("h2", null, "Hand (" + s.hands[seat].length + ")"));
+    handZone.appendChild(el("h2", null, "Hand (" + s.sizes[seat] + ")"));
     var hand = el("div", "hand cards");
     hand.setAttribute("data-seat", n);
     if (hidden) {
-      hand.setAttribute("data-count", s.hands[seat].length);
-      s.hands[seat].forEach(function () { hand.appendChild(backEl()); });
+      hand.setAttribute("data-count", s.sizes[seat]);
+      for (var i = 0; i < s.sizes[seat]; i++) hand.appendChild(backEl());
     } else {
       fill(hand, s.hands[seat], s.marked);
     }
@@ -87,7 +103,7 @@
     pile.setAttribute("data-seat", n);
     pile.setAttribute("data-count", s.captured[seat].length);
     KINDS.forEach(function (k) {
-      var group = s.captured[seat].filter(function (c) { return cards[c].kind === k[0]; });
+      var group = s.captured[seat].filter(function (c) { return info(c).kind === k[0]; });
       if (!group.length) return;
       var g = el("div", "group");
       g.setAttribute("data-kind", k[0]);
@@ -151,6 +167,7 @@
   rounds.addEventListener("change", function () { go(firstOf[rounds.value]); });
   var seatSel = document.getElementById("seat");
   seatSel.value = view;
+  if (match.seat === 1 || match.seat === 2) seatSel.disabled = true;  // the other pictures are not in this page
   seatSel.addEventListener("change", function () { view = seatSel.value; render(); });
   document.getElementById("first").addEventListener("click", function () { go(0); });
   document.getElementById("prev").addEventListener("click", function () { go(at - 1); });

@@ -1,0 +1,355 @@
+"""The one strict reader of replay files: each line as a typed record, or a one-line error naming the line.
+
+Types are exact (``true`` is not the seat 1, ``1.0`` is not a round count), every field the writer writes is
+required, and lines other than the header may hold no field the format does not define. What the engine decides
+(events, legal actions, results) is checked later by re-simulation (:mod:`referee.replay.replayer`); this module
+only checks the shape of each line, and the signature chain when it is given the key.
+
+Seats are 0 and 1 in the records, 1 and 2 in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.engine import Deal, Rules, rules_from_dict
+from referee.engine.views import DECISIONS
+from referee.errors import RefereeError
+from referee.records import Forfeit, Termination, TimeControl
+from referee.replay.writer import FORMAT
+from referee.signing import MAC_FIELD, Chain, SigningError
+
+
+class ReplayError(RefereeError):
+    """A replay file cannot be read at all (missing, unreadable)."""
+
+
+class LineError(RefereeError):
+    """A line that is not a well-formed replay line (or whose signature does not check). ``line``: its number."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Header:
+    """The first line: what decides the match (rules, seed, deals, first dealer) and how it was played."""
+
+    match_id: str
+    created: str
+    program: str
+    protocol: str
+    rules: Rules
+    seed: int
+    deals: tuple[Deal, ...]
+    first_dealer: int | None  # engine seat 0/1, None: the rules decide
+    commands: tuple[str, str]
+    time: TimeControl
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)  # fields this version does not know
+
+
+@dataclass(frozen=True)
+class Hello:
+    """A bot's handshake."""
+
+    seat: int
+    name: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class EventLine:
+    """An engine event with full information, as written (``data`` without ``type``): the re-simulation
+    compares it with the engine's."""
+
+    event: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision: the legal actions offered and the one taken (wire forms), and how long the seat took."""
+
+    seat: int
+    id: int
+    decision: str
+    legal: tuple[Any, ...]
+    action: Any
+    ms: float
+
+
+@dataclass(frozen=True)
+class Result:
+    """The last line: how the match ended."""
+
+    winner: int | None
+    scores: tuple[int, int]
+    rounds: int
+    reason: Termination
+    forfeit: Forfeit | None
+    names: tuple[str, str]
+
+
+Line = Header | Hello | EventLine | Decision | Result
+"""Any replay line."""
+
+
+class _Bad(Exception):
+    """The line is malformed (message without the line number)."""
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _int(obj: dict[str, Any], key: str, what: str) -> int:
+    value = obj.get(key)
+    if type(value) is not int:
+        raise _Bad(f"{what}: {key} is not a whole number: {_short(value)}")
+    return value
+
+
+def _str(obj: dict[str, Any], key: str, what: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise _Bad(f"{what}: {key} is not a string: {_short(value)}")
+    return value
+
+
+def _seat(value: Any, what: str) -> int:
+    if type(value) is not int or value not in (1, 2):
+        raise _Bad(f"{what}: seat must be 1 or 2, got {_short(value)}")
+    return value - 1
+
+
+def _only(obj: dict[str, Any], keys: set[str], what: str) -> None:
+    missing = sorted(keys - obj.keys())
+    if missing:
+        raise _Bad(f"{what}: missing field {missing[0]!r}")
+    extra = sorted(obj.keys() - keys)
+    if extra:
+        raise _Bad(f"{what}: unexpected field {extra[0]!r}")
+
+
+def parse_seed(value: Any) -> int:
+    """A seed as written: a whole number, or its decimal digits as a string (what JavaScript readers need)."""
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and 0 < len(value) <= 40 and value.isascii() and value.lstrip("-").isdigit():
+        return int(value)
+    raise ValueError(f"the seed is not a whole number: {_short(value)}")
+
+
+_HEADER_KEYS = {"type", "format", "program", "protocol", "match_id", "created", "rules", "seed", "deals",
+                "first_dealer", "bots", "time"}  # fmt: skip
+
+
+def _header(h: dict[str, Any]) -> Header:
+    if h.get("format") != FORMAT:
+        raise _Bad(f"header: format is {_short(h.get('format'))}, expected {FORMAT!r}")
+    try:
+        seed = parse_seed(h.get("seed"))
+    except ValueError as exc:
+        raise _Bad(f"header: {exc}") from None
+    raw_rules = h.get("rules")
+    if not isinstance(raw_rules, dict):
+        raise _Bad("header: rules is not an object")
+    try:
+        rules = rules_from_dict(dict(raw_rules), source="header rules")
+    except Exception as exc:  # the engine's RulesError, or anything odd in the data
+        raise _Bad(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    missing = sorted(_HEADER_KEYS - h.keys())
+    if missing:
+        raise _Bad(f"header: missing field {missing[0]!r}")
+    deals_raw = h["deals"]
+    if not isinstance(deals_raw, list) or not all(isinstance(d, dict) for d in deals_raw):
+        raise _Bad("header: deals is not a list of deal objects")
+    try:
+        deals = tuple(Deal.from_json(d) for d in deals_raw)
+    except Exception as exc:
+        raise _Bad(f"header: deals: {exc}") from None
+    fd = h["first_dealer"]
+    if fd is not None and (type(fd) is not int or fd not in (1, 2)):
+        raise _Bad(f"header: first_dealer must be 1, 2 or null, got {_short(fd)}")
+    bots = h["bots"]
+    if not isinstance(bots, list) or len(bots) != 2 or not all(isinstance(b, dict) for b in bots):
+        raise _Bad("header: bots is not a list of two objects")
+    commands = ["", ""]
+    for b in bots:
+        commands[_seat(b.get("seat"), "header: bots")] = _str(b, "command", "header: bots")
+    if not isinstance(h["time"], dict):
+        raise _Bad("header: time is not an object")
+    try:
+        time = TimeControl.from_json(h["time"])
+    except ValueError as exc:
+        raise _Bad(f"header: time: {exc}") from None
+    return Header(
+        match_id=_str(h, "match_id", "header"), created=_str(h, "created", "header"),
+        program=_str(h, "program", "header"), protocol=_str(h, "protocol", "header"), rules=rules, seed=seed,
+        deals=deals, first_dealer=None if fd is None else fd - 1, commands=(commands[0], commands[1]), time=time,
+        extra={k: v for k, v in h.items() if k not in _HEADER_KEYS},
+    )  # fmt: skip
+
+
+def _hello(h: dict[str, Any]) -> Hello:
+    _only(h, {"type", "seat", "name", "version"}, "hello")
+    version = h["version"]
+    if version is not None and not isinstance(version, str):
+        raise _Bad(f"hello: version is not a string or null: {_short(version)}")
+    return Hello(_seat(h["seat"], "hello"), _str(h, "name", "hello"), version)
+
+
+def _event(e: dict[str, Any]) -> EventLine:
+    name = e.get("event")
+    if not isinstance(name, str):
+        raise _Bad(f"event: event is not a string: {_short(name)}")
+    return EventLine(name, {k: v for k, v in e.items() if k != "type"})
+
+
+_DECISION_NAMES = frozenset(DECISIONS.values())
+
+
+def _decision(d: dict[str, Any]) -> Decision:
+    _only(d, {"type", "seat", "id", "decision", "legal", "action", "ms"}, "decision")
+    seat = _seat(d["seat"], "decision")
+    if not isinstance(d["decision"], str) or d["decision"] not in _DECISION_NAMES:
+        raise _Bad(f"decision: unknown decision {_short(d['decision'])}")
+    if not isinstance(d["legal"], list):
+        raise _Bad("decision: legal is not a list")
+    ms = d["ms"]
+    if type(ms) not in (int, float) or not math.isfinite(ms) or ms < 0:
+        raise _Bad(f"decision: ms is not a time in milliseconds: {_short(ms)}")
+    return Decision(seat, _int(d, "id", "decision"), d["decision"], tuple(d["legal"]), d["action"], float(ms))
+
+
+def _result(r: dict[str, Any]) -> Result:
+    _only(r, {"type", "winner", "scores", "rounds", "reason", "forfeit", "bots"}, "result")
+    winner = r["winner"]
+    scores = r["scores"]
+    if not (isinstance(scores, list) and len(scores) == 2 and all(type(s) is int for s in scores)):
+        raise _Bad(f"result: scores are not two whole numbers: {_short(scores)}")
+    try:
+        reason = Termination(r["reason"]) if isinstance(r["reason"], str) else None
+    except ValueError:
+        reason = None
+    if reason is None:
+        raise _Bad(f"result: unknown reason {_short(r['reason'])}")
+    raw = r["forfeit"]
+    forfeit = None
+    if raw is not None:
+        if not isinstance(raw, dict) or set(raw) != {"seat", "reason", "detail"}:
+            raise _Bad(f"result: bad forfeit {_short(raw)}")
+        try:
+            forfeit = Forfeit.from_json(raw)
+        except ValueError as exc:
+            raise _Bad(f"result: bad forfeit: {exc}") from None
+    if (forfeit is None) != (reason is not Termination.FORFEIT):
+        raise _Bad(f"result: reason {reason.value} with forfeit {_short(raw)}")
+    bots = r["bots"]
+    if not isinstance(bots, list) or len(bots) != 2 or not all(isinstance(b, dict) for b in bots):
+        raise _Bad("result: bots is not a list of two objects")
+    names = ["", ""]
+    for b in bots:
+        _only(b, {"seat", "name"}, "result: bots")
+        names[_seat(b["seat"], "result: bots")] = _str(b, "name", "result: bots")
+    return Result(
+        winner=None if winner is None else _seat(winner, "result: winner"), scores=(scores[0], scores[1]),
+        rounds=_int(r, "rounds", "result"), reason=reason, forfeit=forfeit, names=(names[0], names[1]),
+    )  # fmt: skip
+
+
+_PARSERS: dict[str, Callable[[dict[str, Any]], Line]] = {
+    "hello": _hello,
+    "event": _event,
+    "decision": _decision,
+    "result": _result,
+}
+
+
+def parse_line(obj: Any, first: bool) -> Line:
+    """One line's JSON value as a record; ``first``: it is the file's first line (the header).
+    :class:`ValueError` with a one-line message for anything malformed."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"not a JSON object: {_short(obj)}")
+    obj = {k: v for k, v in obj.items() if k != MAC_FIELD}
+    kind = obj.get("type")
+    try:
+        if first:
+            if kind != "header":
+                raise _Bad(f"expected the header line, got type {_short(kind)}")
+            return _header(obj)
+        parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+        if parser is None:
+            raise _Bad(f"unknown line type {_short(kind)}")
+        return parser(obj)
+    except _Bad as exc:
+        raise ValueError(str(exc)) from None
+
+
+class ReplayReader:
+    """Reads a replay file as ``(line number, record)`` pairs.
+
+    Raises :class:`ReplayError` when the file cannot be read and :class:`LineError` at the first malformed
+    line. A last line cut short (no newline, not JSON: the writer was stopped mid-line) ends the file and sets
+    :attr:`cut_short`. With ``key``, each line's MAC is checked once its consumer asks for the next line (so a
+    line the re-simulation rejects is reported for what is wrong in it, and an edit it accepts for the
+    signature); the chain then also covers the last line before iteration stops.
+    """
+
+    def __init__(self, path: Path | str, key: bytes | None = None) -> None:
+        self.path = Path(path)
+        self.key = key
+        self.cut_short = False
+        self.lines = 0  # lines read and checked so far
+
+    def __iter__(self) -> Iterator[tuple[int, Line]]:
+        chain = Chain(self.key)
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
+        except OSError as exc:
+            raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
+        try:
+            for n, raw in enumerate(_read(f), 1):
+                try:
+                    obj = json.loads(raw)
+                except (ValueError, RecursionError) as exc:
+                    if not raw.endswith(b"\n"):
+                        self.cut_short = True
+                        return
+                    raise LineError(n, f"not a JSON line: {exc}") from None
+                try:
+                    record = parse_line(obj, n == 1)
+                except ValueError as exc:
+                    raise LineError(n, str(exc)) from None
+                except Exception as exc:  # a shape no check above foresaw: still one line, never a stack trace
+                    raise LineError(n, f"cannot read this line: {type(exc).__name__}: {exc}") from None
+                yield n, record
+                try:
+                    chain.check_line(raw.rstrip(b"\n"), f"line {n}")
+                except SigningError as exc:
+                    raise LineError(n, str(exc).removeprefix(f"line {n}: ")) from None
+                self.lines = n
+        finally:
+            f.close()
+
+
+def _read(f: Any) -> Iterator[bytes]:
+    try:
+        yield from f
+    except OSError as exc:
+        raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
+
+
+def read_replay(path: Path | str, key: bytes | None = None) -> list[tuple[int, Line]]:
+    """Every record of a replay file, checked for shape (and signature with ``key``), not re-simulated: for
+    callers that only need what the file says (a tournament resuming). Raises :class:`ReplayError` or
+    :class:`LineError`."""
+    return list(ReplayReader(path, key))

@@ -1,0 +1,120 @@
+"""``replay show``: a replay as a readable play-by-play, in full or as one seat saw it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from referee.engine import full_event, visible_event
+from referee.replay.reader import Decision, EventLine, Header, Hello, LineError, ReplayError
+from referee.replay.replayer import Simulation, Step
+from referee.replay.safe import printable
+from referee.replay.verify import VerifyReport, report_of
+from referee.text import scores_text
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _cards(ids: list[str]) -> str:
+    return " ".join(ids) if ids else "-"
+
+
+def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
+    kind = e.get("event")
+    who = f"seat {e.get('seat')}"
+    if kind == "round_start":
+        out = [f"round {e['round']}: dealer seat {e['dealer']}, leader seat {e['leader']}"]
+        if seat is None:
+            out += [f"  hand 1: {_cards(e['hands'][0])}", f"  hand 2: {_cards(e['hands'][1])}",
+                    f"  field:  {_cards(e['field'])}", f"  stock:  {_cards(e['stock'])}"]  # fmt: skip
+        else:
+            hidden = f"  opponent holds {e['opponent_hand_size']} cards; stock {e['stock_size']} cards"
+            out += [
+                f"  your hand (seat {seat}): {_cards(e['hand'])}",
+                f"  field: {_cards(e['field'])}",
+                hidden,
+            ]
+        return out
+    if kind == "misdeal":
+        return [f"round {e['round']}: misdeal ({e['reason']}), field {_cards(e['field'])}; dealt again"]
+    if kind == "play":
+        tail = f"captures {_cards(e['captured'])}" if e["captured"] else "to the field"
+        return [f"  {who} plays {e['card']}, {tail}"]
+    if kind == "draw":
+        if e["choice"]:
+            tail = "matches two field cards: a choice"
+        else:
+            tail = f"captures {_cards(e['captured'])}" if e["captured"] else "to the field"
+        return [f"  {who} draws {e['card']}, {tail}"]
+    if kind == "draw_capture":
+        return [f"  {who} takes {_cards(e['captured'])}"]
+    if kind == "yaku":
+        last = " (last turn)" if e["last_turn"] else ""
+        return [f"  {who} has yaku {', '.join(e['yaku'])}: {e['points']} points{last}"]
+    if kind == "koikoi":
+        return [f"  {who} calls koi-koi (call {e['calls']})" if e["koikoi"] else f"  {who} stops"]
+    if kind == "hand_yaku":
+        return [f"  {who} shows the hand yaku {e['name']}: {e['points']} points"]
+    if kind == "round_end":
+        yaku = ", ".join(f"{y['name']} {y['points']}" for y in e["yaku"])
+        if e["winner"] is None:
+            head = f"round {e['round']} ends: nobody scores ({e['reason']})"
+        else:
+            head = f"round {e['round']} ends: seat {e['winner']} scores {e['points']} ({e['reason']}"
+            head += f": {yaku})" if yaku else ")"
+        return [f"{head}; scores {scores_text(e['scores'])}"]
+    if kind == "match_end":
+        w = "a draw" if e["winner"] is None else f"seat {e['winner']} wins"
+        return [f"match over after {e['rounds']} round(s) ({e['reason']}): {w}, {scores_text(e['scores'])}"]
+    return [f"  {_short(e)}"]
+
+
+def show(path: Path | str, seat: int | None = None, key: bytes | None = None) -> tuple[list[str], VerifyReport | None]:
+    """A readable play-by-play of a replay, re-simulated with the engine; with ``seat`` (1 or 2), only what that
+    seat saw (its own hand, never the opponent's hand, the stock order or the seed, built with ``visible_event``).
+
+    Every line is :func:`printable`: nothing from the file (a bot name, a forfeit detail, a rules name) can send
+    an escape sequence or a control character to the terminal. Returns the text lines and, when the file does
+    not verify (or is truncated), the report saying where.
+    """
+    if seat not in (None, 1, 2):
+        raise ValueError("seat must be 1, 2 or None")
+    sim = Simulation(path, key)
+    out: list[str] = []
+    error: LineError | ReplayError | None = None
+    try:
+        for step in sim.steps():
+            out.extend(printable(line) for line in _render_step(step, seat, sim.names))
+    except (LineError, ReplayError) as exc:
+        error = exc
+    report = report_of(sim, error, key is not None)
+    return out, None if report.ok else report
+
+
+def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
+    r = step.record
+    if isinstance(r, Header):
+        head = f"match {r.match_id}: rules {r.rules.name} ({r.rules.rounds} rounds)"
+        if seat is None:
+            return [f"{head}, seed {r.seed}"]
+        return [f"{head}, as seat {seat} saw it"]
+    if isinstance(r, Hello):
+        version = f" {r.version}" if r.version else ""
+        return [f"seat {r.seat + 1}: {r.name}{version}"]
+    if isinstance(r, EventLine):
+        assert step.event is not None
+        shown = full_event(step.event) if seat is None else visible_event(step.event, seat - 1)
+        return _render_event(shown, seat)
+    if isinstance(r, Decision):
+        if seat is not None and r.seat != seat - 1:
+            return []
+        return [f"  seat {r.seat + 1} {r.decision}: {_short(r.action)} (of {len(r.legal)}, {r.ms:g} ms)"]
+    f = r.forfeit
+    if f is not None:
+        return [f"result: seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason.value}: {f.detail}"]
+    w = "a draw" if r.winner is None else f"seat {r.winner + 1} ({names[r.winner]}) wins"
+    return [f"result: {w}, {scores_text(r.scores)} after {r.rounds} round(s) ({r.reason.value})"]
