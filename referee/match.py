@@ -4,14 +4,15 @@
 and :func:`run_matches` are the synchronous helpers that start the bots, play, and always kill their process
 groups (also on Ctrl-C and SIGTERM). A bot's fault never raises: it becomes a :class:`Forfeit` in the result.
 
-What a seat receives is built only from ``observe(state, seat)`` and ``visible_event(event, seat)``.
+What a seat receives is built only from ``observe(state, seat)`` and ``visible_event(event, seat)``, and
+:mod:`referee.protocol` builds every message sent and checks every answer read (a seat hands back the bot's raw
+line; the match turns it into an engine action or a forfeit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -28,13 +29,24 @@ from referee.engine import (
     Rules,
     State,
     apply,
-    full_event,
     new_match,
     observe,
-    public_event,
 )
 from referee.errors import RefereeError
-from referee.protocol import encode, error_message, event_message, hello_message, new_match_message
+from referee.protocol import (
+    ProtocolError,
+    check_hello,
+    encode,
+    error_message,
+    event_json,
+    event_message,
+    full_event_json,
+    hello_message,
+    legal_action,
+    new_match_message,
+    parse_answer,
+    request_message,
+)
 from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
 
 __all__ = [
@@ -105,36 +117,32 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             while not state.is_over:
                 p = state.to_move
                 view = observe(state, p)
-                legal = view.legal
-                legal_wire = [a.to_json() for a in legal]
-                request = {
-                    "type": "request", "id": 0, "decision": view.decision, "view": view.to_json(),
-                    "legal": legal_wire, "time": {"move_ms": move_ms, "bank_ms": int(bank[p])},
-                }  # fmt: skip
+                request = request_message(0, view, move_ms, int(bank[p]))  # the seat sets the id
                 try:
-                    answer, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
+                    line, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
+                rid = request["id"]
+                try:
+                    answer = parse_answer(line, rid)
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 if ms > move_ms and getattr(seats[p], "timed", True):  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
-                        detail = f"answered request {answer['id']} after {ms:.0f} ms ({left:.0f} ms of bank)"
+                        detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
                         raise _Forfeited(p, SeatFailure("timeout", detail))
-                action = answer["action"]
                 try:
-                    index = legal_wire.index(action)
-                except ValueError:
-                    shown = json.dumps(action)[:200]
-                    raise _Forfeited(p, SeatFailure(
-                        "illegal_action", f"request {answer['id']}: {shown} is not one of the legal actions "
-                        f"{legal_wire}"[:600])) from None  # fmt: skip
+                    action = legal_action(answer, view.legal, request["legal"])
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 decisions += 1
                 if writer is not None:
-                    writer.write({"type": "decision", "seat": p + 1, "id": answer["id"],
-                                  "decision": view.decision, "legal": legal_wire, "action": action,
+                    writer.write({"type": "decision", "seat": p + 1, "id": rid, "decision": view.decision,
+                                  "legal": request["legal"], "action": answer.action_json(),
                                   "ms": round(ms, 3)})  # fmt: skip
-                state = apply(state, legal[index])
+                state = apply(state, action)
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
             return await _forfeit(seats, config, state, f, writer, decisions, round_ends)
@@ -161,13 +169,19 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         seat = seats[i]
         if seat.started:
             await seat.new_match(new_match_message(i, rules, config.match_id, tc, index=1))
-        else:
-            await seat.start(hello_message(i, rules, config.match_id, tc), tc.startup_ms / 1000.0)
+            return
+        line = await seat.start(hello_message(i, rules, config.match_id, tc), tc.startup_ms / 1000.0)
+        try:
+            hello = check_hello(line)
+        except ProtocolError as exc:
+            raise SeatFailure(exc.reason, str(exc)) from None
+        seat.name, seat.version = hello.name, hello.version
 
     outcomes = await asyncio.gather(open_seat(0), open_seat(1), return_exceptions=True)
     failed: list[tuple[int, SeatFailure]] = []
     for i, out in enumerate(outcomes):
         if isinstance(out, SeatFailure):
+            seats[i].failed = out
             failed.append((i, out))
         elif isinstance(out, BaseException):
             raise out
@@ -195,19 +209,19 @@ async def _send_events(
     for e in events:
         if isinstance(e, RoundStart | Misdeal):
             if writer is not None:
-                writer.write({"type": "event", **full_event(e)})
+                writer.write({"type": "event", **full_event_json(e)})
             for i in (0, 1):
                 msg = event_message(e, i)
                 per_seat[i].append((msg, encode(msg)))
             continue
-        msg = {"type": "event", **public_event(e)}
+        msg = {"type": "event", **event_json(e)}
         line = encode(msg)
         if writer is not None:
             writer.write_line(line[:-1].decode())
         per_seat[0].append((msg, line))
         per_seat[1].append((msg, line))
         if isinstance(e, RoundEnd):
-            round_ends.append(public_event(e))
+            round_ends.append(event_json(e))
     if writer is not None:
         writer.flush()
     over = bool(events) and isinstance(events[-1], MatchEnd)

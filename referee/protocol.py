@@ -1,17 +1,20 @@
-"""The wire format ``koikoi/1``: pydantic models of every message, builders, an encoder, the bot-line parser.
+"""The wire format ``koikoi/1``: the only code that turns engine values into messages and bot lines into actions.
 
 Referee → bot messages are plain dicts built by :func:`hello_message`, :func:`new_match_message`,
 :func:`event_message`, :func:`request_message`, :func:`error_message` and :func:`bye_message` (the fast path:
 a dict and one ``json.dumps`` per line) and written with :func:`encode`. Their models (:data:`RefereeMessage`)
-describe them for the JSON Schema and for tests; :func:`validate_referee_message` checks a built dict.
+describe them for the JSON Schema and for tests; :func:`validate_referee_message` checks a built dict. The parts
+of those messages come from :func:`view_json`, :func:`action_json` and :func:`event_json`; replays use the same
+shapes, and :func:`full_event_json` for a deal with full information.
 
-Bot → referee lines go through :func:`parse_bot_message` (one pydantic ``TypeAdapter`` built once), then
-:func:`check_action` for an answer to a request. Every failure is a :class:`ProtocolError` whose ``reason``
-is the failure name of the match (``invalid_json``, ``invalid_message``, ``illegal_action``,
-``protocol_mismatch``).
+Bot → referee lines go through :func:`check_hello` (the answer to ``hello``) and :func:`parse_answer` then
+:func:`legal_action` (an answer to a request; :func:`check_action` does both). Every failure is a
+:class:`ProtocolError` whose ``reason`` is the :class:`~referee.records.Failure` recorded for the match: a line
+that is not JSON is ``invalid_json``, a malformed message (or one that answers nothing) ``invalid_message``, a
+well-formed action that is not legal ``illegal_action``, another protocol version ``protocol_mismatch``.
 
-The view and the events come only from :func:`referee.engine.observe` and
-:func:`referee.engine.visible_event`. Seats are 1 and 2 on the wire; the builders take engine seats 0 and 1.
+What a seat may see is decided by the engine (:func:`referee.engine.observe`, :func:`referee.engine.visible_event`),
+with seats 0 and 1. The seats become 1 and 2 here, and only here (:func:`wire_seat`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,40 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError
 
-from referee.engine import CARD_IDS, Event, HandYaku, Rules, View, Yaku, visible_event
+from referee.engine import (
+    CARD_IDS,
+    KOIKOI,
+    STOP,
+    Action,
+    ActionKind,
+    Draw,
+    DrawCapture,
+    Event,
+    HandYaku,
+    HandYakuMade,
+    IllegalActionError,
+    KoikoiDecision,
+    MatchEnd,
+    Misdeal,
+    Play,
+    RoundEnd,
+    RoundStart,
+    Rules,
+    Score,
+    SeatEvent,
+    SeatMisdeal,
+    SeatRoundStart,
+    State,
+    UnknownCardError,
+    View,
+    Yaku,
+    YakuMade,
+    card,
+    ids_of,
+    visible_event,
+)
 from referee.errors import RefereeError
+from referee.records import Failure
 
 PROTOCOL_VERSION = "koikoi/1"
 """The protocol version sent in ``hello`` and accepted in a bot's ``hello``."""
@@ -34,9 +69,10 @@ NAME_MAX = 64
 __all__ = [
     "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
-    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "TimeLimits", "bye_message", "check_action", "encode",
-    "error_message", "event_message", "hello_message", "new_match_message", "parse_bot_message",
-    "request_message", "validate_referee_message",
+    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "TimeLimits", "action_from_json", "action_json",
+    "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
+    "full_event_json", "hello_message", "json_schema", "legal_action", "new_match_message", "parse_answer",
+    "parse_bot_message", "request_message", "schema_text", "validate_referee_message", "view_json", "wire_seat",
 ]  # fmt: skip
 
 
@@ -44,33 +80,33 @@ __all__ = [
 
 
 class ProtocolError(RefereeError):
-    """A bot broke the protocol. ``reason`` is the failure name recorded for the match."""
+    """A bot broke the protocol. ``reason`` is the failure recorded for the match."""
 
-    reason: ClassVar[str] = "invalid_message"
+    reason: ClassVar[Failure] = Failure.INVALID_MESSAGE
 
 
 class InvalidJson(ProtocolError):
     """The line is not one JSON value in UTF-8."""
 
-    reason = "invalid_json"
+    reason = Failure.INVALID_JSON
 
 
 class InvalidMessage(ProtocolError):
     """Valid JSON, but not a message the bot may send now: schema, wrong ``type``, wrong ``id``."""
 
-    reason = "invalid_message"
+    reason = Failure.INVALID_MESSAGE
 
 
 class IllegalAction(ProtocolError):
     """A well-formed answer whose action is not one element of ``legal``."""
 
-    reason = "illegal_action"
+    reason = Failure.ILLEGAL_ACTION
 
 
 class ProtocolMismatch(ProtocolError):
     """The bot's ``hello`` names another protocol than ``koikoi/1``."""
 
-    reason = "protocol_mismatch"
+    reason = Failure.PROTOCOL_MISMATCH
 
 
 # ---------------------------------------------------------------------------------------- shared parts
@@ -151,7 +187,7 @@ class ScoreMsg(_Model):
 
 
 class ViewMsg(_Model):
-    """Everything the seat may know, as ``View.to_json()`` gives it. Pairs are indexed by seat (1, 2)."""
+    """Everything the seat may know (built by ``view_json``). Pairs are indexed by seat (1, 2)."""
 
     seat: WireSeat
     round: Annotated[int, Field(ge=1)]
@@ -430,21 +466,209 @@ def parse_bot_message(line: bytes | str) -> BotHello | BotAction:
     return msg
 
 
-def check_action(
-    msg: BotHello | BotAction, request_id: int, legal: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """The action of ``msg`` if it answers request ``request_id`` with one element of ``legal``.
+def check_hello(line: bytes | str) -> BotHello:
+    """The bot's answer to ``hello``: a :class:`BotHello` speaking ``koikoi/1``.
 
-    Raises :class:`InvalidMessage` (not an ``action``, or the wrong ``id``) or :class:`IllegalAction`.
+    Raises :class:`InvalidJson`, :class:`InvalidMessage` (any other message) or :class:`ProtocolMismatch`.
     """
+    try:
+        msg = parse_bot_message(line)
+    except ProtocolError as exc:
+        raise type(exc)(f"hello: {exc}") from None
+    if not isinstance(msg, BotHello):
+        raise InvalidMessage(f"expected a hello, got a {msg.type!r} message")
+    return msg
+
+
+def parse_answer(line: bytes | str, request_id: int) -> BotAction:
+    """The bot's answer to request ``request_id``: a well-formed ``action`` message carrying that ``id``.
+
+    Raises :class:`InvalidJson`, :class:`InvalidMessage` (a malformed action, another message, another ``id``:
+    a stale or stray line) or :class:`ProtocolMismatch`. Whether the action is legal is :func:`legal_action`'s
+    business.
+    """
+    try:
+        msg = parse_bot_message(line)
+    except ProtocolError as exc:
+        raise type(exc)(f"request {request_id}: {exc}") from None
     if not isinstance(msg, BotAction):
-        raise InvalidMessage(f"expected an action for request {request_id}, got a {msg.type!r} message")
+        raise InvalidMessage(f"expected an action for request {request_id}, got a {msg.type!r}")
     if msg.id != request_id:
-        raise InvalidMessage(f"action id {msg.id} does not answer request {request_id}")
-    action = msg.action_json()
-    if action not in legal:
-        raise IllegalAction(f"{json.dumps(action)} is not one of the {len(legal)} legal actions")
-    return action
+        raise InvalidMessage(
+            f"action id {msg.id} does not answer request {request_id} (a stale or stray answer?)"
+        )
+    return msg
+
+
+def legal_action(
+    answer: BotAction, legal: Sequence[Action], legal_json: Sequence[Mapping[str, Any]] | None = None
+) -> Action:
+    """The engine action that the well-formed ``answer`` names among ``legal``.
+
+    ``legal_json`` is ``[action_json(a) for a in legal]`` when the caller has it (the request's ``legal``).
+    Raises :class:`IllegalAction`, whose message lists the legal actions.
+    """
+    wire = [action_json(a) for a in legal] if legal_json is None else legal_json
+    action = answer.action_json()
+    try:
+        return legal[wire.index(action)]
+    except ValueError:
+        shown = json.dumps(action)[:200]
+        raise IllegalAction(
+            f"request {answer.id}: {shown} is not one of the legal actions {list(wire)}"[:600]
+        ) from None
+
+
+def check_action(line: bytes | str | BotHello | BotAction, request_id: int, legal: Sequence[Action]) -> Action:
+    """:func:`parse_answer` then :func:`legal_action`: the engine action a bot's line answers request
+    ``request_id`` with. Raises a :class:`ProtocolError`."""
+    if isinstance(line, BotHello):
+        raise InvalidMessage(f"expected an action for request {request_id}, got a {line.type!r}")
+    if isinstance(line, BotAction):
+        if line.id != request_id:
+            raise InvalidMessage(
+                f"action id {line.id} does not answer request {request_id} (a stale or stray answer?)"
+            )
+        return legal_action(line, legal)
+    return legal_action(parse_answer(line, request_id), legal)
+
+
+# ------------------------------------------------------------------------------------- engine values → wire
+
+
+def wire_seat(seat: int) -> int:
+    """The wire number (1 or 2) of engine seat ``seat`` (0 or 1): the one place seats are renumbered."""
+    return seat + 1
+
+
+def _opt_seat(seat: int | None) -> int | None:
+    return None if seat is None else seat + 1
+
+
+# Module-level aliases of enum members: enum attribute lookups are slow on the hot path.
+_AK_PLAY, _AK_CHOOSE, _AK_KOIKOI = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.KOIKOI
+
+
+def action_json(action: Action) -> dict[str, Any]:
+    """An action on the wire: ``{"play": id}``, ``{"play": id, "capture": id}``, ``{"capture": id}`` or
+    ``{"koikoi": bool}``."""
+    kind, c, target = action
+    if kind is _AK_PLAY:
+        if target >= 0:
+            return {"play": CARD_IDS[c], "capture": CARD_IDS[target]}
+        return {"play": CARD_IDS[c]}
+    if kind is _AK_CHOOSE:
+        return {"capture": CARD_IDS[target]}
+    return {"koikoi": kind is _AK_KOIKOI}
+
+
+def action_from_json(data: Mapping[str, Any], state: State) -> Action:
+    """The engine action of a wire form in ``state`` (for a capture the drawn card comes from the state).
+
+    Raises :class:`~referee.engine.IllegalActionError` for a malformed form or an unknown card; legality is
+    checked by :func:`referee.engine.apply`.
+    """
+    try:
+        keys = set(data)
+        if keys == {"koikoi"} and isinstance(data["koikoi"], bool):
+            return KOIKOI if data["koikoi"] else STOP
+        if keys == {"play"}:
+            return Action(ActionKind.PLAY, card(data["play"]))
+        if keys == {"play", "capture"}:
+            return Action(ActionKind.PLAY, card(data["play"]), card(data["capture"]))
+        if keys == {"capture"}:
+            return Action(ActionKind.CHOOSE, state.pending, card(data["capture"]))
+    except (UnknownCardError, TypeError) as exc:
+        raise IllegalActionError(f"bad action {dict(data)!r}: {exc}") from None
+    raise IllegalActionError(f"bad action {dict(data)!r}: expected play, play+capture, capture or koikoi")
+
+
+def _score_json(sc: Score) -> dict[str, Any]:
+    return {
+        "yaku": [{"name": y.name.value, "points": y.points, "cards": y.card_ids()} for y in sc.yaku],
+        "total": sc.total,
+    }
+
+
+def view_json(view: View) -> dict[str, Any]:
+    """A seat's view on the wire: card ids, seats 1 and 2 (pairs are in seat order)."""
+    return {
+        "seat": view.seat + 1,
+        "round": view.round,
+        "rounds": view.rounds,
+        "dealer": view.dealer + 1,
+        "leader": view.leader + 1,
+        "turn": view.turn,
+        "to_move": _opt_seat(view.to_move),
+        "decision": view.decision,
+        "hand": ids_of(view.hand),
+        "field": ids_of(view.field),
+        "captured": [ids_of(view.captured[0]), ids_of(view.captured[1])],
+        "opponent_hand_size": view.opponent_hand_size,
+        "stock_size": view.stock_size,
+        "drawn": CARD_IDS[view.drawn] if view.drawn >= 0 else None,
+        "scores": list(view.scores),
+        "koikoi_calls": list(view.koikoi_calls),
+        "yaku": [_score_json(view.yaku[0]), _score_json(view.yaku[1])],
+    }
+
+
+def event_json(event: SeatEvent) -> dict[str, Any]:
+    """The fields of an ``event`` message (all but ``type``) for what a seat sees of an event
+    (:func:`referee.engine.visible_event`, or any public event)."""
+    if isinstance(event, Play):
+        return {"event": "play", "seat": event.seat + 1, "card": CARD_IDS[event.card],
+                "captured": ids_of(event.captured)}  # fmt: skip
+    if isinstance(event, Draw):
+        return {"event": "draw", "seat": event.seat + 1, "card": CARD_IDS[event.card],
+                "captured": ids_of(event.captured), "choice": event.choice}  # fmt: skip
+    if isinstance(event, DrawCapture):
+        return {"event": "draw_capture", "seat": event.seat + 1, "card": CARD_IDS[event.card],
+                "captured": ids_of(event.captured)}  # fmt: skip
+    if isinstance(event, YakuMade):
+        return {"event": "yaku", "seat": event.seat + 1, "points": event.points, "yaku": list(event.yaku),
+                "last_turn": event.last_turn}  # fmt: skip
+    if isinstance(event, KoikoiDecision):
+        return {"event": "koikoi", "seat": event.seat + 1, "koikoi": event.koikoi, "calls": event.calls}
+    if isinstance(event, HandYakuMade):
+        return {"event": "hand_yaku", "seat": event.seat + 1, "name": event.name, "points": event.points}
+    if isinstance(event, RoundEnd):
+        return {
+            "event": "round_end", "round": event.round, "winner": _opt_seat(event.winner),
+            "points": event.points, "reason": event.reason,
+            "yaku": [{"name": n, "points": p} for n, p in event.yaku],
+            "koikoi_calls": list(event.koikoi_calls), "scores": list(event.scores),
+        }  # fmt: skip
+    if isinstance(event, MatchEnd):
+        return {"event": "match_end", "winner": _opt_seat(event.winner), "scores": list(event.scores),
+                "rounds": event.rounds, "reason": event.reason}  # fmt: skip
+    if isinstance(event, SeatRoundStart):
+        return {
+            "event": "round_start", "round": event.round, "dealer": event.dealer + 1, "leader": event.leader + 1,
+            "hand": ids_of(event.hand), "field": ids_of(event.field),
+            "opponent_hand_size": event.opponent_hand_size, "stock_size": event.stock_size,
+        }  # fmt: skip
+    if isinstance(event, SeatMisdeal):
+        return {"event": "misdeal", "round": event.round, "reason": event.reason, "field": ids_of(event.field)}
+    raise TypeError(f"not an event a seat may see: {event!r}")
+
+
+def full_event_json(event: Event) -> dict[str, Any]:
+    """An event with full information (both hands, the stock order): the replay's form, never sent to a seat."""
+    if isinstance(event, RoundStart | Misdeal):
+        d: dict[str, Any] = {"event": "round_start" if isinstance(event, RoundStart) else "misdeal",
+                             "round": event.round}  # fmt: skip
+        if isinstance(event, RoundStart):
+            d.update(dealer=event.dealer + 1, leader=event.leader + 1)
+        else:
+            d["reason"] = event.reason
+        d.update(
+            hands=[ids_of(event.hands[0]), ids_of(event.hands[1])],
+            field=ids_of(event.field),
+            stock=[CARD_IDS[c] for c in event.stock],
+        )
+        return d
+    return event_json(event)
 
 
 # -------------------------------------------------------------------------------------------- builders
@@ -469,7 +693,7 @@ def _handshake(
     return {
         "type": kind,
         "protocol": PROTOCOL_VERSION,
-        "seat": seat + 1,
+        "seat": wire_seat(seat),
         "match": {"id": match_id, "rounds": rules.rounds, "index": index},
         "rules": rules.to_dict(),
         "time": {"startup_ms": time.startup_ms, "move_ms": time.move_ms, "bank_ms": time.bank_ms},
@@ -493,7 +717,7 @@ def new_match_message(
 def event_message(event: Event, seat: int) -> dict[str, Any]:
     """The ``event`` message of ``event`` for engine seat ``seat``, filtered by :func:`visible_event`."""
     msg: dict[str, Any] = {"type": "event"}
-    msg.update(visible_event(event, seat))
+    msg.update(event_json(visible_event(event, seat)))
     return msg
 
 
@@ -508,8 +732,8 @@ def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> 
         "type": "request",
         "id": request_id,
         "decision": view.decision,
-        "view": view.to_json(),
-        "legal": [a.to_json() for a in view.legal],
+        "view": view_json(view),
+        "legal": [action_json(a) for a in view.legal],
         "time": {"move_ms": move_ms, "bank_ms": bank_ms},
     }
 

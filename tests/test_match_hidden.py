@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from referee.engine import PRESETS, Action, action_from_json, apply, ids_of, new_match, rules_from_dict
+from referee.engine import PRESETS, Action, apply, ids_of, new_match, rules_from_dict
 from referee.match import MatchConfig, TimeControl, run_match
+from referee.protocol import action_from_json
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")

@@ -15,13 +15,16 @@ from hypothesis import strategies as st
 from referee import protocol as P
 from referee.engine import (
     CARD_IDS,
+    KOIKOI,
     PRESETS,
+    Action,
+    ActionKind,
     Misdeal,
     RoundStart,
     Rules,
     State,
-    action_from_json,
     apply,
+    card,
     ids_of,
     legal_actions,
     new_match,
@@ -64,7 +67,7 @@ def test_every_built_message_of_a_match_fits_its_model(preset: Rules, seed: int)
                     req = P.request_message(request_id, view, 1000, 25_000)
                     model = P.validate_referee_message(req)
                     assert isinstance(model, P.RequestMsg)
-                    assert req["legal"] == [a.to_json() for a in legal_actions(before)]
+                    assert req["legal"] == [P.action_json(a) for a in legal_actions(before)]
                 else:
                     with pytest.raises(ValueError):
                         P.request_message(request_id, view, 1000, 25_000)
@@ -204,22 +207,23 @@ def test_huge_numbers_are_messages_not_crashes() -> None:
     msg = P.parse_bot_message(b'{"type":"action","id":' + b"9" * 4000 + b',"action":{"koikoi":true}}')
     assert isinstance(msg, P.BotAction)
     with pytest.raises(P.InvalidMessage):
-        P.check_action(msg, 1, [{"koikoi": True}])
+        P.check_action(msg, 1, [KOIKOI])
     with pytest.raises(P.ProtocolError):
         P.parse_bot_message(b'{"type":"action","id":1e999,"action":{"koikoi":true}}')
 
 
 def test_check_action() -> None:
-    legal = [
-        {"play": "pine-crane", "capture": "pine-ribbon"},
-        {"play": "pine-crane", "capture": "pine-chaff-1"},
-    ]
-    ok = P.parse_bot_message(
-        b'{"type":"action","id":5,"action":{"capture":"pine-ribbon","play":"pine-crane"}}'
-    )
+    crane, ribbon, chaff = card("pine-crane"), card("pine-ribbon"), card("pine-chaff-1")
+    legal = [Action(ActionKind.PLAY, crane, ribbon), Action(ActionKind.PLAY, crane, chaff)]
+    line = b'{"type":"action","id":5,"action":{"capture":"pine-ribbon","play":"pine-crane"}}'
+    ok = P.parse_bot_message(line)
     assert P.check_action(ok, 5, legal) == legal[0]
+    assert P.check_action(line, 5, legal) == legal[0]
+    assert P.legal_action(P.parse_answer(line, 5), legal) == legal[0]
     with pytest.raises(P.InvalidMessage, match="does not answer request 6"):
         P.check_action(ok, 6, legal)
+    with pytest.raises(P.InvalidMessage, match="does not answer request 6"):
+        P.check_action(line, 6, legal)
     with pytest.raises(P.IllegalAction) as err:
         P.check_action(ok, 5, legal[1:])
     assert err.value.reason == "illegal_action"
@@ -229,6 +233,23 @@ def test_check_action() -> None:
     short = P.parse_bot_message(b'{"type":"action","id":5,"action":{"play":"pine-crane"}}')
     with pytest.raises(P.IllegalAction):
         P.check_action(short, 5, legal)
+    # malformed (invalid_message) and well-formed but illegal (illegal_action) are told apart
+    with pytest.raises(P.InvalidMessage, match="request 5: "):
+        P.check_action(b'{"type":"action","id":5,"action":{"play":"pine-crane","koikoi":true}}', 5, legal)
+    with pytest.raises(P.InvalidMessage, match="request 5: "):
+        P.check_action(b'{"type":"action","id":5,"action":{"play":"pine-cranes"}}', 5, legal)
+    with pytest.raises(P.InvalidJson, match="request 5: not a JSON line"):
+        P.check_action(b'{"type":', 5, legal)
+
+
+def test_check_hello() -> None:
+    assert P.check_hello(b'{"type":"hello","name":"a","version":"1"}').name == "a"
+    with pytest.raises(P.InvalidMessage, match="expected a hello"):
+        P.check_hello(b'{"type":"action","id":1,"action":{"koikoi":true}}')
+    with pytest.raises(P.ProtocolMismatch, match=r"^hello: bot speaks 'koikoi/2'"):
+        P.check_hello(b'{"type":"hello","name":"a","protocol":"koikoi/2"}')
+    with pytest.raises(P.InvalidJson, match=r"^hello: "):
+        P.check_hello(b"hi")
 
 
 def test_failure_names() -> None:
@@ -242,11 +263,12 @@ def test_every_legal_action_round_trips_to_the_engine(preset: Rules, seed: int) 
         if before.is_over:
             continue
         req = P.request_message(9, observe(before, before.to_move), 1, 1)
-        for element, engine_action in zip(req["legal"], legal_actions(before), strict=True):
+        legal = legal_actions(before)
+        for element, engine_action in zip(req["legal"], legal, strict=True):
             line = P.encode({"type": "action", "id": 9, "action": element})
-            action = P.check_action(P.parse_bot_message(line), 9, req["legal"])
-            assert action == element
-            assert action_from_json(action, before) == engine_action
+            assert P.check_action(line, 9, legal) == engine_action
+            assert P.action_json(engine_action) == element
+            assert P.action_from_json(element, before) == engine_action
 
 
 json_values = st.recursive(

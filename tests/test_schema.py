@@ -8,16 +8,20 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import jsonschema
 
 from referee import protocol as P
 from referee.engine import CARD_IDS, PRESETS, new_match, observe
+from referee.match import MatchConfig, TimeControl, run_match, run_matches
 from referee.protocol import PROTOCOL_VERSION, json_schema, schema_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "referee" / "koikoi-1.schema.json"
 REGEN = "python scripts/regen_schema.py"
 _START = new_match(PRESETS["guide"], seed=1)
-_VIEW = observe(_START, _START.to_move).to_json()
+_VIEW = P.view_json(observe(_START, _START.to_move))
 
 
 def test_golden_schema_is_current() -> None:
@@ -105,3 +109,79 @@ def test_protocol_md_examples_are_real_messages() -> None:
 def test_protocol_md_shows_the_minimal_bot_verbatim() -> None:
     text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
     assert (ROOT / "bots" / "minimal_bot.py").read_text(encoding="utf-8") in _blocks(text, "python")
+
+
+SPY_BOT = """\
+import json, sys
+log = open(sys.argv[1], "ab", buffering=0)
+illegal = len(sys.argv) > 2
+requests = 0
+for raw in sys.stdin.buffer:
+    log.write(raw)
+    msg = json.loads(raw)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "spy"}), flush=True)
+    elif msg["type"] == "request":
+        requests += 1
+        action = msg["legal"][-1]
+        if illegal and requests == 2:
+            action = {"play": "pine-crane", "capture": "pine-crane"}
+        print(json.dumps({"type": "action", "id": msg["id"], "action": action}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def _referee_to_bot_validator() -> Any:
+    """A validator of one referee → bot line, built from what ``koikoi-referee schema`` prints."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "from referee.cli import main; main()", "schema"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    schema = json.loads(proc.stdout)
+    schema["anyOf"] = [{"$ref": "#/$defs/RefereeToBot"}]
+    validator = jsonschema.Draft202012Validator(schema)
+    validator.check_schema(schema)
+    return validator
+
+
+def test_every_byte_written_to_a_bot_in_real_matches_fits_the_schema(tmp_path: Path) -> None:
+    """Real matches between real processes: each bot copies its stdin to a file, and every line of it must be
+    one compact ASCII JSON line that the published schema accepts (as a referee → bot message)."""
+    validator = _referee_to_bot_validator()
+    bot = tmp_path / "spy.py"
+    bot.write_text(SPY_BOT)
+    logs: list[Path] = []
+
+    def spy(name: str, *extra: str) -> str:
+        logs.append(tmp_path / f"{name}.bin")
+        return " ".join([sys.executable, str(bot), str(logs[-1]), *extra])
+
+    time = TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=60_000)
+    # a misdeal and a drawn-card choice; an exhausted round; a hand yaku; then two games on the same processes
+    for preset, seed in (("koikoi-japan", 7316402915352), ("guide", 7316402915341), ("cardavia", 7316402915461)):
+        result = run_match((spy(f"{preset}-1"), spy(f"{preset}-2")), MatchConfig(PRESETS[preset], seed, time=time))
+        assert result.forfeit is None
+    configs = [MatchConfig(PRESETS["cardavia"], s, match_id=f"m-{s}", time=time) for s in (1, 2)]
+    assert all(r.forfeit is None for r in run_matches((spy("two-1"), spy("two-2")), configs))
+    # an illegal answer: the offender gets an error line before it is let go
+    result = run_match((spy("bad", "illegal"), spy("good")), MatchConfig(PRESETS["guide"], 3, time=time))
+    assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
+
+    types: set[str] = set()
+    events: set[str] = set()
+    for log in logs:
+        raw = log.read_bytes()
+        assert raw.endswith(b"\n"), log.name
+        for line in raw.split(b"\n")[:-1]:
+            assert line.isascii(), line[:80]
+            msg = json.loads(line)
+            assert line == json.dumps(msg, separators=(",", ":")).encode(), "not the compact encoding"
+            errors = sorted(validator.iter_errors(msg), key=str)
+            assert not errors, f"{log.name}: {line[:200]!r}: {errors[0].message[:300]}"
+            types.add(msg["type"])
+            if msg["type"] == "event":
+                events.add(msg["event"])
+    assert types == {"hello", "new_match", "event", "request", "error", "bye"}
+    assert events >= {"round_start", "misdeal", "play", "draw", "draw_capture", "yaku", "koikoi", "hand_yaku",
+                      "round_end", "match_end"}  # fmt: skip

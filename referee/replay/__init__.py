@@ -23,7 +23,6 @@ from referee.engine import (
     MatchEnd,
     State,
     apply,
-    full_event,
     legal_actions,
     new_match,
     rules_from_dict,
@@ -31,6 +30,7 @@ from referee.engine import (
 )
 from referee.engine.views import DECISIONS
 from referee.errors import RefereeError
+from referee.protocol import action_json, event_json, full_event_json
 from referee.text import scores_text
 
 FORMAT = "koikoi-replay/1"
@@ -206,7 +206,7 @@ class _Checker:
             if not self.pending:
                 raise _Mismatch(f"an event line where the engine has no event ({self._due()})")
             event = self.pending.pop(0)
-            expected = {"type": "event", **full_event(event)}
+            expected = {"type": "event", **full_event_json(event)}
             if not _same(obj, expected):
                 raise _Mismatch(f"event differs from the engine: {_diff(obj, expected)}")
             self.events_seen += 1
@@ -257,7 +257,7 @@ class _Checker:
         assert state is not None
         if self.pending:
             raise _Mismatch(
-                f"a decision line where the engine still has the event {_short(full_event(self.pending[0]))}"
+                f"a decision line where the engine still has the event {_short(full_event_json(self.pending[0]))}"
             )
         if state.is_over:
             raise _Mismatch("a decision line after the end of the match")
@@ -270,7 +270,7 @@ class _Checker:
                 f"decision: {_short(d.get('decision'))}, but the engine expects {DECISIONS[state.phase]}"
             )
         legal = legal_actions(state)
-        wire = [a.to_json() for a in legal]
+        wire = [action_json(a) for a in legal]
         if not _same(d.get("legal"), wire):
             raise _Mismatch(f"decision: legal actions differ from the engine: {_diff(d.get('legal'), wire)}")
         action = d.get("action")
@@ -291,7 +291,7 @@ class _Checker:
                 raise _Mismatch("result: a forfeit after the end of the match")
             if self.pending and self.events_seen:
                 raise _Mismatch(
-                    f"result: the engine still has the event {_short(full_event(self.pending[0]))}"
+                    f"result: the engine still has the event {_short(full_event_json(self.pending[0]))}"
                 )
             f = r.get("forfeit")
             if not isinstance(f, dict) or f.get("seat") not in (1, 2) or f.get("reason") not in FAILURES:
@@ -304,7 +304,7 @@ class _Checker:
         else:
             if self.pending:
                 raise _Mismatch(
-                    f"result: the engine still has the event {_short(full_event(self.pending[0]))}"
+                    f"result: the engine still has the event {_short(full_event_json(self.pending[0]))}"
                 )
             if not state.is_over:
                 raise _Mismatch(f"result line before the end of the match ({self._due()})")
@@ -499,7 +499,7 @@ def _render_step(step: _Step, seat: int | None, names: dict[int, str]) -> list[s
         return [f"seat {line['seat']}: {line['name']}{version}"]
     if step.kind == "event":
         assert step.event is not None
-        shown = full_event(step.event) if seat is None else visible_event(step.event, seat - 1)
+        shown = full_event_json(step.event) if seat is None else event_json(visible_event(step.event, seat - 1))
         return _render_event(shown, seat)
     if step.kind == "decision":
         if seat is not None and line["seat"] != seat:

@@ -43,14 +43,14 @@ class Seat(ABC):
     :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat."""
 
     name: str = "seat"
+    version: str | None = None  # from the seat's hello
     started: bool = False
     failed: SeatFailure | None = None  # set when the seat forfeits; such a seat is not reused
 
     @abstractmethod
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Start the seat, send ``hello`` (its ``match.index`` is set here) and read the answer.
-
-        Raises :class:`SeatFailure`."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Start the seat, send ``hello`` (its ``match.index`` is set here) and return the answer line, which
+        the match checks (:func:`referee.protocol.check_hello`). Raises :class:`SeatFailure`."""
 
     @abstractmethod
     async def new_match(self, msg: dict[str, Any]) -> None:
@@ -75,12 +75,11 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
-        """Send ``request`` (its ``id`` is set here) and return the answer and the milliseconds it took.
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` (its ``id`` is set here) and return the answer line and the milliseconds it took.
 
-        The answer is ``{"type": "action", "id": n, "action": {...}}`` with a well-formed action answering
-        this
-        request; whether it is legal is the match's business. Raises :class:`SeatFailure`."""
+        The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
+        Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
 
     @abstractmethod
     async def close(self) -> None:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from referee.protocol import BotAction, BotHello, ProtocolError, bye_message, encode, parse_bot_message
+from referee.protocol import bye_message, encode
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.process import (
     MAX_LINE,
@@ -86,8 +86,8 @@ class BotSeat(Seat):
             self.failed = SeatFailure("crash", str(exc))
             raise self.failed from None
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Start the process, send ``hello`` and read the bot's ``hello`` within ``timeout_s``."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Start the process, send ``hello`` and return the bot's first line, read within ``timeout_s``."""
         self.matches += 1
         hello["match"]["index"] = self.matches
         try:
@@ -98,17 +98,9 @@ class BotSeat(Seat):
                     raise self._fail("crash", str(exc)) from None
                 self.started = True
                 self._write(encode(hello))
-                line = await self._read()
+                return await self._read()
         except TimeoutError:
             raise self._fail("timeout", f"no hello within {timeout_s * 1000:.0f} ms") from None
-        try:
-            msg = parse_bot_message(line)
-        except ProtocolError as exc:
-            raise self._fail(exc.reason, f"hello: {exc}") from None
-        if not isinstance(msg, BotHello):
-            raise self._fail("invalid_message", f"expected a hello, got a {msg.type!r} message")
-        self.name = msg.name
-        self.version = msg.version
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Send ``new_match`` to the running bot."""
@@ -133,8 +125,9 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
-        """Send ``request`` with the next id and read the bot's ``action`` within ``timeout_s``."""
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` with the next id; return the bot's next line, read within ``timeout_s``, and the
+        milliseconds it took."""
         rid = self._next_id
         self._next_id = rid + 1
         request["id"] = rid
@@ -148,19 +141,7 @@ class BotSeat(Seat):
             raise self._fail(
                 "timeout", f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
             ) from None
-        ms = (time.perf_counter() - t0) * 1000.0
-        try:
-            msg = parse_bot_message(line)
-        except ProtocolError as exc:
-            raise self._fail(exc.reason, f"request {rid}: {exc}") from None
-        if not isinstance(msg, BotAction):
-            raise self._fail("invalid_message", f"expected an action for request {rid}, got a {msg.type!r}")
-        if msg.id != rid:
-            raise self._fail(
-                "invalid_message",
-                f"action id {msg.id} does not answer request {rid} (a stale or stray answer?)",
-            )
-        return {"type": "action", "id": rid, "action": msg.action_json()}, ms
+        return line, (time.perf_counter() - t0) * 1000.0
 
     async def close(self) -> None:
         """Send ``bye`` (best effort), then end the process and its whole group."""

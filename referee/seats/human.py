@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.text import Text
 
 from referee.match import MatchConfig, MatchResult, play_match, run_sync
+from referee.protocol import encode
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.process import Limits
 from referee.seats.render import Renderer, card_name, flow
@@ -227,13 +228,14 @@ class HumanSeat(Seat):
 
     # --- the Seat interface -------------------------------------------------------------------------------
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Greet the person (no answer is read; a person has no start-up clock)."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Greet the person and answer with the person's name (a person has no start-up clock)."""
         self._matches += 1
         hello["match"]["index"] = self._matches
         self.started = True
         self._install_sigint()
         self._greet(hello)
+        return encode({"type": "hello", "name": self.name})
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Announce the next match."""
@@ -266,7 +268,7 @@ class HumanSeat(Seat):
         if self._interrupt is not None and not any(m.get("event") == "match_end" for m in msgs):
             raise self._fail(self._interrupt)
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
         """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply)."""
         rid = self._next_id
         self._next_id = rid + 1
@@ -280,7 +282,8 @@ class HumanSeat(Seat):
             self._print(Text(f"You quit ({q.detail.removeprefix('the player ')}): the match ends as your forfeit.",
                              style="bold"))  # fmt: skip
             raise self._fail(q.detail) from None
-        return {"type": "action", "id": rid, "action": action}, (time.perf_counter() - t0) * 1000.0
+        ms = (time.perf_counter() - t0) * 1000.0
+        return encode({"type": "action", "id": rid, "action": action}), ms
 
     async def close(self) -> None:
         """Give Ctrl-C back to the program."""
