@@ -132,7 +132,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
                         detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
-                        raise _Forfeited(p, SeatFailure("timeout", detail))
+                        raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
                 try:
                     action = legal_action(answer, view.legal, request["legal"])
                 except ProtocolError as exc:
@@ -149,7 +149,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         await _flush(seats)
         winner = state.winner
         end = state.events[-1]
-        reason = Termination(getattr(end, "reason", "rounds"))
+        reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
             (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
@@ -255,7 +255,7 @@ async def _forfeit(
         await seats[f.seat].send(
             error_message(f"you forfeit the match: {f.failure.reason}: {f.failure.detail}")
         )
-    forfeit = Forfeit(f.seat, Failure(f.failure.reason), f.failure.detail)
+    forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(
         config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
         (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),

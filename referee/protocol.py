@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError
 
@@ -58,7 +58,7 @@ from referee.engine import (
     visible_event,
 )
 from referee.errors import RefereeError
-from referee.records import Failure
+from referee.records import Failure, TimeControl
 
 PROTOCOL_VERSION = "koikoi/1"
 """The protocol version sent in ``hello`` and accepted in a bot's ``hello``."""
@@ -69,7 +69,7 @@ NAME_MAX = 64
 __all__ = [
     "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
-    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "TimeLimits", "action_from_json", "action_json",
+    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_from_json", "action_json",
     "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
     "full_event_json", "hello_message", "json_schema", "legal_action", "new_match_message", "parse_answer",
     "parse_bot_message", "request_message", "schema_text", "validate_referee_message", "view_json", "wire_seat",
@@ -674,19 +674,8 @@ def full_event_json(event: Event) -> dict[str, Any]:
 # -------------------------------------------------------------------------------------------- builders
 
 
-class TimeLimits(Protocol):
-    """Anything with the three time-control fields in milliseconds (e.g. ``referee.match.TimeControl``)."""
-
-    @property
-    def startup_ms(self) -> int: ...
-    @property
-    def move_ms(self) -> int: ...
-    @property
-    def bank_ms(self) -> int: ...
-
-
 def _handshake(
-    kind: str, seat: int, rules: Rules, match_id: str, time: TimeLimits, index: int
+    kind: str, seat: int, rules: Rules, match_id: str, time: TimeControl, index: int
 ) -> dict[str, Any]:
     if seat not in (0, 1):
         raise ValueError("seat must be the engine seat 0 or 1")
@@ -696,19 +685,19 @@ def _handshake(
         "seat": wire_seat(seat),
         "match": {"id": match_id, "rounds": rules.rounds, "index": index},
         "rules": rules.to_dict(),
-        "time": {"startup_ms": time.startup_ms, "move_ms": time.move_ms, "bank_ms": time.bank_ms},
+        "time": time.to_json(),
     }
 
 
 def hello_message(
-    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int = 1
+    seat: int, rules: Rules, match_id: str, time: TimeControl, *, index: int = 1
 ) -> dict[str, Any]:
     """The ``hello`` for engine seat ``seat`` (0 or 1): the first message to a new process."""
     return _handshake("hello", seat, rules, match_id, time, index)
 
 
 def new_match_message(
-    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int
+    seat: int, rules: Rules, match_id: str, time: TimeControl, *, index: int
 ) -> dict[str, Any]:
     """The ``new_match`` for engine seat ``seat``: the ``index``-th match (from 1) on a running process."""
     return _handshake("new_match", seat, rules, match_id, time, index)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -30,13 +29,7 @@ from referee.engine import (
     new_match,
     observe,
 )
-
-
-@dataclass(frozen=True)
-class Clock:
-    startup_ms: int = 10_000
-    move_ms: int = 1_000
-    bank_ms: int = 30_000
+from referee.records import TimeControl
 
 
 def play_out(rules: Rules, seed: int) -> list[tuple[State, State]]:
@@ -83,8 +76,8 @@ def test_every_built_message_of_a_match_fits_its_model(preset: Rules, seed: int)
 
 def test_handshake_messages_fit_their_models(preset: Rules) -> None:
     for seat in (0, 1):
-        hello = P.hello_message(seat, preset, "m-0001", Clock())
-        again = P.new_match_message(seat, preset, "m-0002", Clock(), index=2)
+        hello = P.hello_message(seat, preset, "m-0001", TimeControl())
+        again = P.new_match_message(seat, preset, "m-0002", TimeControl(), index=2)
         assert isinstance(P.validate_referee_message(hello), P.HelloMsg)
         assert isinstance(P.validate_referee_message(again), P.NewMatchMsg)
         assert hello["seat"] == seat + 1 and hello["protocol"] == P.PROTOCOL_VERSION
@@ -93,13 +86,13 @@ def test_handshake_messages_fit_their_models(preset: Rules) -> None:
         assert again["match"]["index"] == 2
         assert "seed" not in json.dumps(hello)
     with pytest.raises(ValueError):
-        P.hello_message(2, preset, "m", Clock())
+        P.hello_message(2, preset, "m", TimeControl())
     P.validate_referee_message(P.error_message("timeout: no answer in 31000 ms"))
     P.validate_referee_message(P.bye_message())
 
 
 def test_validation_rejects_a_wrong_message() -> None:
-    bad = P.hello_message(0, PRESETS["guide"], "m", Clock())
+    bad = P.hello_message(0, PRESETS["guide"], "m", TimeControl())
     bad["seat"] = 3
     with pytest.raises(Exception, match="seat"):
         P.validate_referee_message(bad)

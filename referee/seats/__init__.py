@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from referee.seats.base import FAILURES, Seat, SeatFailure
+from referee.seats.base import Seat, SeatFailure
 from referee.seats.bot import BotSeat, default_name
 
-__all__ = ["FAILURES", "BotSeat", "Seat", "SeatFailure", "default_name"]
+__all__ = ["BotSeat", "Seat", "SeatFailure", "default_name"]

@@ -5,9 +5,10 @@ A seat owns the per-process counters of the protocol: :meth:`Seat.decide` gives 
 of that process (written into the request dict), :meth:`Seat.start` and :meth:`Seat.new_match` set
 ``match.index``.
 
-Every failure of a seat is a :class:`SeatFailure` with one of the failure names of ``docs/design.md``:
-``timeout``, ``crash``, ``invalid_json``, ``invalid_message``, ``illegal_action`` (raised by the match, which
-checks legality), ``oversized_line``, ``protocol_mismatch``.
+Every failure of a seat is a :class:`SeatFailure` carrying a :class:`~referee.records.Failure`. A seat raises
+those only it can see (no answer in time, a crash, an oversized line, a person who quits); the match raises
+those of the content of a line, which :mod:`referee.protocol` checks (not JSON, a malformed or stray message,
+an illegal action, another protocol).
 
 A bot that writes a line nobody asked for (two answers to one request, an answer to an event) is caught when
 the next answer is read: the stray line comes first, its ``id`` (or ``type``) does not answer the new request,
@@ -20,19 +21,14 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from referee.errors import RefereeError
-
-FAILURES = (
-    "timeout", "crash", "invalid_json", "invalid_message", "illegal_action", "oversized_line",
-    "protocol_mismatch",
-)  # fmt: skip
-"""The failure names a seat (or the match, for ``illegal_action``) records."""
+from referee.records import Failure
 
 
 class SeatFailure(RefereeError):
-    """A seat broke the rules of the match: ``reason`` is one of :data:`FAILURES`, ``detail`` says what
-    happened."""
+    """A seat broke the rules of the match: ``reason`` says how (a :class:`~referee.records.Failure`),
+    ``detail`` what happened."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: Failure, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.protocol import bye_message, encode
+from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.process import (
     MAX_LINE,
@@ -62,7 +63,7 @@ class BotSeat(Seat):
         self._next_id = 1
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
 
-    def _fail(self, reason: str, detail: str) -> SeatFailure:
+    def _fail(self, reason: Failure, detail: str) -> SeatFailure:
         failure = SeatFailure(reason, detail)
         self.failed = failure
         return failure
@@ -72,9 +73,9 @@ class BotSeat(Seat):
         try:
             return await self.process.read_line()
         except LineTooLongError as exc:
-            raise self._fail("oversized_line", str(exc)) from None
+            raise self._fail(Failure.OVERSIZED_LINE, str(exc)) from None
         except BotClosedError:
-            raise self._fail("crash", await self.process.exit_text()) from None
+            raise self._fail(Failure.CRASH, await self.process.exit_text()) from None
 
     def _write(self, data: bytes) -> None:
         if self._held:
@@ -83,7 +84,7 @@ class BotSeat(Seat):
         try:
             self.process.write(data)
         except BotClosedError as exc:
-            self.failed = SeatFailure("crash", str(exc))
+            self.failed = SeatFailure(Failure.CRASH, str(exc))
             raise self.failed from None
 
     async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
@@ -95,12 +96,12 @@ class BotSeat(Seat):
                 try:
                     await self.process.start()
                 except BotCommandError as exc:
-                    raise self._fail("crash", str(exc)) from None
+                    raise self._fail(Failure.CRASH, str(exc)) from None
                 self.started = True
                 self._write(encode(hello))
                 return await self._read()
         except TimeoutError:
-            raise self._fail("timeout", f"no hello within {timeout_s * 1000:.0f} ms") from None
+            raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms") from None
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Send ``new_match`` to the running bot."""
@@ -139,7 +140,7 @@ class BotSeat(Seat):
                 line = await self._read()
         except TimeoutError:
             raise self._fail(
-                "timeout", f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
+                Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
             ) from None
         return line, (time.perf_counter() - t0) * 1000.0
 

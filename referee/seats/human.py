@@ -27,6 +27,7 @@ from rich.text import Text
 
 from referee.match import MatchConfig, MatchResult, play_match, run_sync
 from referee.protocol import encode
+from referee.records import Failure
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.process import Limits
 from referee.seats.render import Renderer, card_name, flow
@@ -223,7 +224,7 @@ class HumanSeat(Seat):
             self.console.print(line)
 
     def _fail(self, detail: str) -> SeatFailure:
-        self.failed = SeatFailure("quit", detail)
+        self.failed = SeatFailure(Failure.QUIT, detail)
         return self.failed
 
     # --- the Seat interface -------------------------------------------------------------------------------
