@@ -1,7 +1,8 @@
 """One match between two seats: the referee's loop over the engine, with time control, forfeits and a replay.
 
-:func:`play_match` plays on seats that already exist (a tournament reuses bot processes); :func:`run_match`
-and :func:`run_matches` are the synchronous helpers that start the bots, play, and always kill their process
+:func:`play_match` plays on seats that already exist (a tournament reuses bot processes); :func:`run_matches`
+(and :func:`run_match` for one) is the synchronous helper that makes the seats from seat factories (a bot
+command, a person at the terminal, a scripted seat), plays, and always closes them, killing the bots' process
 groups (also on Ctrl-C and SIGTERM). A bot's fault never raises: it becomes a :class:`Forfeit` in the result.
 
 What a seat receives is built only from ``observe(state, seat)`` and ``visible_event(event, seat)``, and
@@ -50,8 +51,8 @@ from referee.protocol import (
 from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
 
 __all__ = [
-    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "Termination", "TimeControl",
-    "play_match", "run_match", "run_matches", "run_sync",
+    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "SeatFactory", "Termination",
+    "TimeControl", "bot_factory", "play_match", "run_match", "run_matches", "run_sync",
 ]  # fmt: skip
 
 from referee.replay import ReplayWriter
@@ -84,11 +85,6 @@ class _Forfeited(Exception):
         self.both = both  # both seats failed (the handshake): nobody wins
 
 
-def _seat_command(seat: Seat) -> str:
-    command = getattr(seat, "command", None)
-    return command if isinstance(command, str) else seat.name
-
-
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:
     """Play one match on ``seats`` (started with ``hello`` if needed, else told ``new_match``).
 
@@ -106,7 +102,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": _seat_command(s)} for i, s in enumerate(seats)],
+                bots=[{"seat": i + 1, "command": s.command} for i, s in enumerate(seats)],
                 time=tc.to_json(),
             )  # fmt: skip
         try:
@@ -127,7 +123,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     answer = parse_answer(line, rid)
                 except ProtocolError as exc:
                     raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
-                if ms > move_ms and getattr(seats[p], "timed", True):  # a human seat has no clock
+                if ms > move_ms and seats[p].timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
@@ -187,7 +183,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
             raise out
         elif writer is not None:
             writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
-                          "version": getattr(seats[i], "version", None)})  # fmt: skip
+                          "version": seats[i].version})  # fmt: skip
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1
@@ -274,52 +270,74 @@ def _result_line(result: MatchResult) -> dict[str, Any]:
     }  # fmt: skip
 
 
+SeatFactory = Callable[[MatchConfig, int], Seat]
+"""Makes a fresh seat for engine seat ``i`` (0 or 1) of the match ``config`` about to be played."""
+
+
+def bot_factory(command: str, *, log_dir: Path | None = None, limits: Limits | None = None) -> SeatFactory:
+    """A :data:`SeatFactory` of bot processes running ``command`` (stderr kept in ``log_dir`` when given, as
+    ``MATCH-seatN.log``)."""
+
+    def make(config: MatchConfig, i: int) -> Seat:
+        log = None if log_dir is None else log_dir / f"{config.match_id}-seat{i + 1}.log"
+        return BotSeat(command, label=f"seat{i + 1}", stderr_path=log, limits=limits)
+
+    return make
+
+
 def run_match(
-    commands: tuple[str, str],
+    commands: tuple[str | SeatFactory, str | SeatFactory],
     config: MatchConfig,
     *,
     log_dir: Path | None = None,
     limits: Limits | None = None,
 ) -> MatchResult:
-    """Start two bot processes, play one match, and close them (killing their process groups)."""
+    """Make two seats (a bot command starts a process), play one match, and close them (killing the bots'
+    process groups)."""
     return run_matches(commands, [config], log_dir=log_dir, limits=limits)[0]
 
 
 def run_matches(
-    commands: tuple[str, str],
+    seats: tuple[str | SeatFactory, str | SeatFactory],
     configs: Sequence[MatchConfig],
     *,
     log_dir: Path | None = None,
     limits: Limits | None = None,
     on_result: Callable[[MatchResult], None] | None = None,
 ) -> list[MatchResult]:
-    """Play ``configs`` in order between two bot commands, reusing each process (``new_match``) until it
-    fails.
+    """Play ``configs`` in order between two seats, each a :data:`SeatFactory` or a bot command (made into one
+    by :func:`bot_factory` with ``log_dir`` and ``limits``).
 
-    Always kills every process group it started, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
+    A seat is reused (``new_match``) until it fails; then the factory makes a fresh one for the next match. A
+    seat that failed with ``quit`` (a person left the table) ends the series. Always closes every seat, which
+    kills every bot process group, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
     (:class:`MatchInterrupted`).
     """
+    factories = tuple(
+        bot_factory(s, log_dir=log_dir, limits=limits) if isinstance(s, str) else s for s in seats
+    )
 
     async def main() -> list[MatchResult]:
-        seats: list[BotSeat | None] = [None, None]
+        current: list[Seat | None] = [None, None]
         results: list[MatchResult] = []
         try:
             for config in configs:
+                if any(s is not None and s.failed is not None and s.failed.reason is Failure.QUIT for s in current):
+                    break
+                pair: list[Seat] = []
                 for i in (0, 1):
-                    old = seats[i]
+                    old = current[i]
                     if old is None or old.failed is not None:
                         if old is not None:
                             await old.close()
-                        log = None if log_dir is None else log_dir / f"{config.match_id}-seat{i + 1}.log"
-                        seats[i] = BotSeat(commands[i], label=f"seat{i + 1}", stderr_path=log, limits=limits)
-                pair = (seats[0], seats[1])
-                assert pair[0] is not None and pair[1] is not None
+                        old = current[i] = factories[i](config, i)
+                    pair.append(old)
                 result = await play_match((pair[0], pair[1]), config)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
         finally:
-            await asyncio.gather(*(s.close() for s in seats if s is not None), return_exceptions=True)
+            await asyncio.gather(*(s.close() for s in current if s is not None), return_exceptions=True)
         return results
 
     return run_sync(main)

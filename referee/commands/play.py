@@ -12,7 +12,7 @@ import typer
 
 from referee.commands import fail
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
-from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
+from referee.match import MatchConfig, MatchInterrupted, MatchResult, SeatFactory, TimeControl, run_matches
 from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
 from referee.text import scores_text
 
@@ -123,7 +123,7 @@ def play_cmd(
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
     Exit 0 when it reached a result."""
-    from referee.seats.human import is_human, run_human_matches
+    from referee.seats.human import HumanSeat, human_name, is_human
 
     humans = [is_human(b) for b in (bot1, bot2)]
     if all(humans):
@@ -193,8 +193,10 @@ def play_cmd(
             typer.echo("\n".join(summary_lines(result, paths[k])))
 
     try:
-        run = run_human_matches if any(humans) else run_matches
-        run((bot1, bot2), configs, log_dir=log_dir, limits=limits, on_result=report)
+        def seat(spec: str) -> str | SeatFactory:
+            return (lambda config, i: HumanSeat(human_name(spec))) if is_human(spec) else spec
+
+        run_matches((seat(bot1), seat(bot2)), configs, log_dir=log_dir, limits=limits, on_result=report)
     except MatchInterrupted as exc:
         fail(str(exc), 143)
     except KeyboardInterrupt:

@@ -36,12 +36,28 @@ class SeatFailure(RefereeError):
 
 class Seat(ABC):
     """One side of a match. The match calls :meth:`start` (or :meth:`new_match`), then :meth:`send` and
-    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat."""
+    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat.
 
-    name: str = "seat"
-    version: str | None = None  # from the seat's hello
-    started: bool = False
-    failed: SeatFailure | None = None  # set when the seat forfeits; such a seat is not reused
+    Every member the match and the replay read is declared here and set by :meth:`__init__`: ``name`` and
+    ``version`` (replaced by those of the seat's ``hello``), ``command`` (what the replay header records),
+    ``timed`` (whether time beyond ``move_ms`` is charged to the bank: a person has no clock), ``started``
+    and ``failed`` (set when the seat forfeits; such a seat is not reused).
+    """
+
+    name: str
+    version: str | None
+    command: str
+    timed: bool
+    started: bool
+    failed: SeatFailure | None
+
+    def __init__(self, name: str, *, command: str, timed: bool = True) -> None:
+        self.name = name
+        self.version = None
+        self.command = command
+        self.timed = timed
+        self.started = False
+        self.failed = None
 
     @abstractmethod
     async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:

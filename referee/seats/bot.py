@@ -46,12 +46,8 @@ class BotSeat(Seat):
         stderr_cap: int = STDERR_CAP,
         limits: Limits | None = None,
     ) -> None:
-        self.command = command
-        self.name = default_name(command)
-        self.version: str | None = None
-        self.started = False
+        super().__init__(default_name(command), command=command)
         self.matches = 0
-        self.failed: SeatFailure | None = None
         self.process = BotProcess(
             command,
             label=label,
