@@ -20,6 +20,7 @@ with seats 0 and 1. The seats become 1 and 2 here, and only here (:func:`wire_se
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias
 
@@ -399,12 +400,20 @@ RefereeMessage = Annotated[
 # --------------------------------------------------------------------------------------- bot → referee
 
 
+_UNSHOWABLE = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+"""Characters a name may not hold: C0 and C1 control characters and DEL, and the bidirectional overrides and
+isolates (U+202A..U+202E, U+2066..U+2069), which would make a name shown in a terminal, a report or a page
+read as something else. As a regular expression class body, valid in Python, Rust and JSON Schema."""
+_UNSHOWABLE_RE = re.compile(f"[{_UNSHOWABLE}]")
+
+
 class BotHello(_Model):
-    """The bot's answer to ``hello``: its name, optionally its version and the protocol it speaks."""
+    """The bot's answer to ``hello``: its name, optionally its version and the protocol it speaks. Neither name
+    nor version may hold control characters (C0, DEL, C1) or bidirectional overrides and isolates."""
 
     type: Literal["hello"]
-    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")]
-    version: Annotated[str, Field(max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=f"^[^{_UNSHOWABLE}]+$")]
+    version: Annotated[str, Field(max_length=NAME_MAX, pattern=f"^[^{_UNSHOWABLE}]*$")] | None = None
     protocol: str | None = Field(default=None, description='Must be "koikoi/1" when given.')
 
 
@@ -433,10 +442,15 @@ _ACTION_FORMS = '{"play": id}, {"play": id, "capture": id}, {"capture": id} or {
 def _describe(exc: ValidationError) -> str:
     """A one-line summary of a validation error: at most three problems, each cut short."""
     parts: list[str] = []
-    for err in exc.errors(include_url=False, include_input=False):
+    for k, err in enumerate(exc.errors(include_url=False, include_input=False)):
         loc = err["loc"]
         if loc[:2] == ("action", "action") and len(loc) > 2:
             text = f"action.action: expected {_ACTION_FORMS} with canonical card ids"
+        elif loc[:1] == ("hello",) and err["type"] == "string_pattern_mismatch":
+            bad = _UNSHOWABLE_RE.search(str(exc.errors(include_url=False)[k].get("input", "")))
+            found = "" if bad is None else f"; found U+{ord(bad.group()):04X} at character {bad.start() + 1}"
+            text = (f"{'.'.join(str(x) for x in loc)}: no control characters (U+0000..U+001F, U+007F..U+009F) or "
+                    f"bidi overrides (U+202A..U+202E, U+2066..U+2069){found}")  # fmt: skip
         else:
             text = f"{'.'.join(str(x) for x in loc) or 'message'}: {err['msg']}"
         if text not in parts:

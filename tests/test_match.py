@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -357,3 +358,24 @@ def test_events_reach_each_seat_filtered_and_the_replay_in_full(tmp_path: Path) 
         public = [m for m in seat.received if m["type"] == "event" and m["event"] not in ("round_start", "misdeal")]
         assert public == [x for x in replay if x["type"] == "event" and x["event"] not in ("round_start", "misdeal")]
     seats[0].assert_done()
+
+
+def test_a_bot_name_with_a_bidi_override_is_refused_in_its_hello(tmp_path: Path) -> None:
+    """A real bot process whose hello names it with U+202E forfeits with invalid_message before any deal; the
+    name never reaches the result or the replay."""
+    bot = tmp_path / "bidi.py"
+    bot.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'good\\u202eexe.txt'}), flush=True)\n"
+    )
+    path = tmp_path / "r.jsonl"
+    config = MatchConfig(PRESETS["guide"], 3, time=FAST, replay_path=path)
+    result = run_match((FIRST, f"{sys.executable} {bot}"), config)
+    assert result.forfeit is not None
+    assert (result.forfeit.seat, result.forfeit.reason) == (1, Failure.INVALID_MESSAGE)
+    assert "bidi overrides" in result.forfeit.detail and "found U+202E at character 5" in result.forfeit.detail
+    assert result.decisions == 0
+    assert "\u202e" not in path.read_text(encoding="utf-8") and "\u202e" not in "".join(result.names)
+    assert verify(path).ok

@@ -292,3 +292,33 @@ def test_any_json_value_parses_or_fails_with_a_protocol_error(value: Any) -> Non
 def test_any_bytes_parse_or_fail_with_a_protocol_error(line: bytes | str) -> None:
     with contextlib.suppress(P.ProtocolError):
         P.parse_bot_message(line)
+
+
+REFUSED_IN_NAMES = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+
+
+@pytest.mark.parametrize("field", ["name", "version"])
+@pytest.mark.parametrize("code", REFUSED_IN_NAMES, ids=[f"U+{c:04X}" for c in REFUSED_IN_NAMES])
+def test_names_with_control_characters_or_bidi_overrides_are_refused(field: str, code: int) -> None:
+    """A name shown in terminals, reports and pages must read as it is: no C0/C1 controls, no bidi overrides."""
+    hello = {"type": "hello", "name": "bot", field: f"ab{chr(code)}cd"}
+    with pytest.raises(P.InvalidMessage) as err:
+        P.check_hello(json.dumps(hello))
+    assert str(err.value).startswith(f"hello: hello.{field}: no control characters")
+    assert f"found U+{code:04X} at character 3" in str(err.value)
+
+
+def test_names_may_hold_any_other_character() -> None:
+    name = "★ こいこい bot – v2 «ünïcode» \u200d\u00a0é"
+    assert P.check_hello(json.dumps({"type": "hello", "name": name, "version": name})).name == name
+
+
+def test_the_published_schema_refuses_the_same_names() -> None:
+    import jsonschema
+
+    schema = P.json_schema()
+    schema["anyOf"] = [{"$ref": "#/$defs/BotToReferee"}]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"type": "hello", "name": "ok ★"})
+    for code in (0x1B, 0x85, 0x202E, 0x2067):
+        assert not validator.is_valid({"type": "hello", "name": f"a{chr(code)}b"})
