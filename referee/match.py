@@ -304,12 +304,15 @@ def run_matches(
     log_dir: Path | None = None,
     limits: Limits | None = None,
     on_result: Callable[[MatchResult], None] | None = None,
+    reuse: bool = True,
 ) -> list[MatchResult]:
     """Play ``configs`` in order between two seats, each a :data:`SeatFactory` or a bot command (made into one
     by :func:`bot_factory` with ``log_dir`` and ``limits``).
 
-    A seat is reused (``new_match``) until it fails; then the factory makes a fresh one for the next match. A
-    seat that failed with ``quit`` (a person left the table) ends the series. Always closes every seat, which
+    A seat is reused (``new_match``) until it fails; then the factory makes a fresh one for the next match.
+    With ``reuse`` False every match gets fresh seats (for bots, fresh processes: needed when matches share a
+    deal, since no process may see a deal twice). A seat that failed with ``quit`` (a person left the table)
+    ends the series. Always closes every seat, which
     kills every bot process group, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
     (:class:`MatchInterrupted`).
     """
@@ -327,7 +330,7 @@ def run_matches(
                 pair: list[Seat] = []
                 for i in (0, 1):
                     old = current[i]
-                    if old is None or old.failed is not None:
+                    if old is None or old.failed is not None or not reuse:
                         if old is not None:
                             await old.close()
                         old = current[i] = factories[i](config, i)
