@@ -41,11 +41,12 @@ from referee.protocol import (
     error_message,
     event_json,
     event_message,
-    full_event_json,
+    full_event_message,
     hello_message,
     legal_action,
     new_match_message,
     parse_answer,
+    public_event_message,
     request_message,
 )
 from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
@@ -205,12 +206,12 @@ async def _send_events(
     for e in events:
         if isinstance(e, RoundStart | Misdeal):
             if writer is not None:
-                writer.write({"type": "event", **full_event_json(e)})
+                writer.write(full_event_message(e))
             for i in (0, 1):
                 msg = event_message(e, i)
                 per_seat[i].append((msg, encode(msg)))
             continue
-        msg = {"type": "event", **event_json(e)}
+        msg = public_event_message(e)
         line = encode(msg)
         if writer is not None:
             writer.write_line(line[:-1].decode())

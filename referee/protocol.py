@@ -42,6 +42,7 @@ from referee.engine import (
     MatchEnd,
     Misdeal,
     Play,
+    PublicEvent,
     RoundEnd,
     RoundStart,
     Rules,
@@ -70,10 +71,11 @@ NAME_MAX = 64
 __all__ = [
     "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
-    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_from_json", "action_json",
+    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_answer", "action_from_json", "action_json",
     "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
-    "full_event_json", "hello_message", "json_schema", "legal_action", "new_match_message", "parse_answer",
-    "parse_bot_message", "request_message", "schema_text", "validate_referee_message", "view_json", "wire_seat",
+    "full_event_json", "full_event_message", "hello_answer", "hello_message", "json_schema", "legal_action",
+    "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
+    "schema_text", "validate_referee_message", "view_json", "wire_seat",
 ]  # fmt: skip
 
 
@@ -741,6 +743,20 @@ def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> 
     }
 
 
+def public_event_message(event: PublicEvent) -> dict[str, Any]:
+    """The ``event`` message of an event that holds no hidden card: the same for both seats (built once)."""
+    msg: dict[str, Any] = {"type": "event"}
+    msg.update(event_json(event))
+    return msg
+
+
+def full_event_message(event: Event) -> dict[str, Any]:
+    """An event line with full information (both hands, the stock order): the replay's form, never for a seat."""
+    msg: dict[str, Any] = {"type": "event"}
+    msg.update(full_event_json(event))
+    return msg
+
+
 def error_message(message: str) -> dict[str, Any]:
     """The ``error`` message sent before a forfeit."""
     return {"type": "error", "message": message}
@@ -749,6 +765,19 @@ def error_message(message: str) -> dict[str, Any]:
 def bye_message() -> dict[str, Any]:
     """The ``bye`` message: the referee is done with the process."""
     return {"type": "bye"}
+
+
+def hello_answer(name: str, version: str | None = None) -> dict[str, Any]:
+    """A seat's answer to ``hello`` (what a bot writes; a person's or a scripted seat's is built here)."""
+    msg: dict[str, Any] = {"type": "hello", "name": name}
+    if version is not None:
+        msg["version"] = version
+    return msg
+
+
+def action_answer(request_id: int, action: Mapping[str, Any]) -> dict[str, Any]:
+    """A seat's answer to request ``request_id``: the ``action`` message carrying the action object ``action``."""
+    return {"type": "action", "id": request_id, "action": dict(action)}
 
 
 _dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode

@@ -26,6 +26,7 @@ from referee.match import (
     run_match,
     run_matches,
 )
+from referee.protocol import encode, validate_referee_message
 from referee.replay import verify
 from referee.seats import BotSeat, SeatFailure
 from referee.seats.scripted import Answer, ScriptedSeat, first_legal, last_legal
@@ -379,3 +380,20 @@ def test_a_bot_name_with_a_bidi_override_is_refused_in_its_hello(tmp_path: Path)
     assert result.decisions == 0
     assert "\u202e" not in path.read_text(encoding="utf-8") and "\u202e" not in "".join(result.names)
     assert verify(path).ok
+
+
+@pytest.mark.parametrize(
+    ("preset", "seed"), [("koikoi-japan", 7316402915352), ("guide", 1), ("cardavia", 7316402915461)]
+)
+def test_every_message_a_seat_gets_is_a_valid_protocol_message(preset: str, seed: int) -> None:
+    """Through scripted seats (no process): hello, events, requests, error, bye all fit the wire models."""
+    seats = [ScriptedSeat("a", policy=last_legal), ScriptedSeat("b", policy=first_legal)]
+    seats[1].expect({"type": "hello"})
+    seats[1].expect({"type": "request"})
+    seats[1].expect({"type": "request"}, {"koikoi": "no"})  # malformed: the seat gets an error line
+    run_match(_scripted(*seats), MatchConfig(PRESETS[preset], seed))
+    for seat in seats:
+        assert seat.received
+        for msg, line in zip(seat.received, seat.lines, strict=True):
+            validate_referee_message(msg)
+            assert line == encode(msg)

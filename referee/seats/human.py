@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from referee.protocol import encode
+from referee.protocol import action_answer, encode, hello_answer
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.render import Renderer, card_name, flow
@@ -228,7 +228,7 @@ class HumanSeat(Seat):
         self.started = True
         self._install_sigint()
         self._greet(hello)
-        return encode({"type": "hello", "name": self.name})
+        return encode(hello_answer(self.name))
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Announce the next match."""
@@ -276,7 +276,7 @@ class HumanSeat(Seat):
                              style="bold"))  # fmt: skip
             raise self._fail(q.detail) from None
         ms = (time.perf_counter() - t0) * 1000.0
-        return encode({"type": "action", "id": rid, "action": action}), ms
+        return encode(action_answer(rid, action)), ms
 
     async def close(self) -> None:
         """Give Ctrl-C back to the program."""

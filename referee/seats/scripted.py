@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from referee.protocol import encode
+from referee.protocol import action_answer, bye_message, encode, hello_answer
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 
@@ -79,7 +79,7 @@ class ScriptedSeat(Seat):
     ) -> None:
         super().__init__(name, command=command, timed=timed)
         self.policy = policy
-        self.hello_answer: Answer = hello if hello is not None else {"type": "hello", "name": name}
+        self.hello_answer: Answer = hello if hello is not None else hello_answer(name)
         self.ms = ms
         self.received: list[dict[str, Any]] = []
         self.lines: list[bytes] = []
@@ -126,7 +126,7 @@ class ScriptedSeat(Seat):
         if isinstance(answer, bytes):
             return answer, ms
         if "type" not in answer:
-            answer = {"type": "action", "id": msg.get("id"), "action": answer}
+            answer = action_answer(msg["id"], answer)
         return encode(answer), ms
 
     async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
@@ -163,5 +163,5 @@ class ScriptedSeat(Seat):
     async def close(self) -> None:
         """Record ``bye`` unless the seat failed (as a bot seat sends it)."""
         if self.started and self.failed is None and not self.closed:
-            self._record({"type": "bye"})
+            self._record(bye_message())
         self.closed = True
