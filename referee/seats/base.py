@@ -1,5 +1,5 @@
-"""The seats a match talks to: the :class:`Seat` interface and :class:`BotSeat`, a bot program over
-stdin/stdout.
+"""The :class:`Seat` interface every seat implements (a bot process, a person, a scripted seat), and
+:class:`SeatFailure`.
 
 A seat owns the per-process counters of the protocol: :meth:`Seat.decide` gives each request the next ``id``
 of that process (written into the request dict), :meth:`Seat.start` and :meth:`Seat.new_match` set
