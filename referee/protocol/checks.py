@@ -127,6 +127,10 @@ def parse_answer(line: bytes | str, request_id: int) -> BotAction:
         msg = parse_bot_message(line)
     except ProtocolError as exc:
         raise type(exc)(f"request {request_id}: {exc}") from None
+    return _answering(msg, request_id)
+
+
+def _answering(msg: BotHello | BotAction, request_id: int) -> BotAction:
     if not isinstance(msg, BotAction):
         raise InvalidMessage(f"expected an action for request {request_id}, got a {msg.type!r}")
     if msg.id != request_id:
@@ -156,16 +160,10 @@ def legal_action(
 
 
 def check_action(line: bytes | str | BotHello | BotAction, request_id: int, legal: Sequence[Action]) -> Action:
-    """:func:`parse_answer` then :func:`legal_action`: the engine action a bot's line answers request
-    ``request_id`` with. Raises a :class:`ProtocolError`."""
-    if isinstance(line, BotHello):
-        raise InvalidMessage(f"expected an action for request {request_id}, got a {line.type!r}")
-    if isinstance(line, BotAction):
-        if line.id != request_id:
-            raise InvalidMessage(
-                f"action id {line.id} does not answer request {request_id} (a stale or stray answer?)"
-            )
-        return legal_action(line, legal)
+    """:func:`parse_answer` (unless given a parsed message) then :func:`legal_action`: the engine action a bot's
+    line answers request ``request_id`` with. Raises a :class:`ProtocolError`."""
+    if isinstance(line, BotHello | BotAction):
+        return legal_action(_answering(line, request_id), legal)
     return legal_action(parse_answer(line, request_id), legal)
 
 
