@@ -137,7 +137,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 decisions += 1
                 if writer is not None:
                     writer.write({"type": "decision", "seat": p + 1, "id": rid, "decision": view.decision,
-                                  "legal": request["legal"], "action": answer.action_json(),
+                                  "legal": request["legal"], "action": request["legal"][view.legal.index(action)],
                                   "ms": round(ms, 3)})  # fmt: skip
                 state = apply(state, action)
                 await _send_events(seats, state.events, writer, round_ends)
