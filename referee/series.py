@@ -24,7 +24,7 @@ from referee.match import MatchConfig, MatchInterrupted, MatchResult, SeatFactor
 from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
 from referee.text import scores_text
 
-__all__ = ["Plan", "PlayError", "PlaySetup", "game_seeds", "play", "replay_paths", "summary_lines"]
+__all__ = ["Plan", "PlayError", "PlaySetup", "game_seeds", "plan", "play", "replay_paths", "summary_lines"]
 
 
 class PlayError(RefereeError):
