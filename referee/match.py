@@ -1,17 +1,19 @@
 """One match between two seats: the referee's loop over the engine, with time control, forfeits and a replay.
 
-:func:`play_match` plays on seats that already exist (a tournament reuses bot processes); :func:`run_match`
-and :func:`run_matches` are the synchronous helpers that start the bots, play, and always kill their process
+:func:`play_match` plays on seats that already exist (a tournament reuses bot processes); :func:`run_matches`
+(and :func:`run_match` for one) is the synchronous helper that makes the seats from seat factories (a bot
+command, a person at the terminal, a scripted seat), plays, and always closes them, killing the bots' process
 groups (also on Ctrl-C and SIGTERM). A bot's fault never raises: it becomes a :class:`Forfeit` in the result.
 
-What a seat receives is built only from ``observe(state, seat)`` and ``visible_event(event, seat)``.
+What a seat receives is built only from ``observe(state, seat)`` and ``visible_event(event, seat)``, and
+:mod:`referee.protocol` builds every message sent and checks every answer read (a seat hands back the bot's raw
+line; the match turns it into an engine action or a forfeit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -28,18 +30,30 @@ from referee.engine import (
     Rules,
     State,
     apply,
-    full_event,
     new_match,
     observe,
-    public_event,
 )
 from referee.errors import RefereeError
-from referee.protocol import encode, error_message, event_message, hello_message, new_match_message
+from referee.protocol import (
+    ProtocolError,
+    check_hello,
+    encode,
+    error_message,
+    event_json,
+    event_message,
+    full_event_message,
+    hello_message,
+    legal_action,
+    new_match_message,
+    parse_answer,
+    public_event_message,
+    request_message,
+)
 from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
 
 __all__ = [
-    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "Termination", "TimeControl",
-    "play_match", "run_match", "run_matches", "run_sync",
+    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "SeatFactory", "Termination",
+    "TimeControl", "bot_factory", "play_match", "run_match", "run_matches", "run_sync",
 ]  # fmt: skip
 
 from referee.replay import ReplayWriter
@@ -72,11 +86,6 @@ class _Forfeited(Exception):
         self.both = both  # both seats failed (the handshake): nobody wins
 
 
-def _seat_command(seat: Seat) -> str:
-    command = getattr(seat, "command", None)
-    return command if isinstance(command, str) else seat.name
-
-
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:
     """Play one match on ``seats`` (started with ``hello`` if needed, else told ``new_match``).
 
@@ -94,7 +103,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": _seat_command(s)} for i, s in enumerate(seats)],
+                bots=[{"seat": i + 1, "command": s.command} for i, s in enumerate(seats)],
                 time=tc.to_json(),
             )  # fmt: skip
         try:
@@ -105,43 +114,39 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             while not state.is_over:
                 p = state.to_move
                 view = observe(state, p)
-                legal = view.legal
-                legal_wire = [a.to_json() for a in legal]
-                request = {
-                    "type": "request", "id": 0, "decision": view.decision, "view": view.to_json(),
-                    "legal": legal_wire, "time": {"move_ms": move_ms, "bank_ms": int(bank[p])},
-                }  # fmt: skip
+                request = request_message(0, view, move_ms, int(bank[p]))  # the seat sets the id
                 try:
-                    answer, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
+                    line, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
-                if ms > move_ms and getattr(seats[p], "timed", True):  # a human seat has no clock
+                rid = request["id"]
+                try:
+                    answer = parse_answer(line, rid)
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                if ms > move_ms and seats[p].timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
-                        detail = f"answered request {answer['id']} after {ms:.0f} ms ({left:.0f} ms of bank)"
-                        raise _Forfeited(p, SeatFailure("timeout", detail))
-                action = answer["action"]
+                        detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
+                        raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
                 try:
-                    index = legal_wire.index(action)
-                except ValueError:
-                    shown = json.dumps(action)[:200]
-                    raise _Forfeited(p, SeatFailure(
-                        "illegal_action", f"request {answer['id']}: {shown} is not one of the legal actions "
-                        f"{legal_wire}"[:600])) from None  # fmt: skip
+                    action = legal_action(answer, view.legal, request["legal"])
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 decisions += 1
                 if writer is not None:
-                    writer.write({"type": "decision", "seat": p + 1, "id": answer["id"],
-                                  "decision": view.decision, "legal": legal_wire, "action": action,
+                    writer.write({"type": "decision", "seat": p + 1, "id": rid, "decision": view.decision,
+                                  "legal": request["legal"], "action": request["legal"][view.legal.index(action)],
                                   "ms": round(ms, 3)})  # fmt: skip
-                state = apply(state, legal[index])
+                state = apply(state, action)
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
             return await _forfeit(seats, config, state, f, writer, decisions, round_ends)
         await _flush(seats)
         winner = state.winner
         end = state.events[-1]
-        reason = Termination(getattr(end, "reason", "rounds"))
+        reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
             (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
@@ -161,19 +166,25 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         seat = seats[i]
         if seat.started:
             await seat.new_match(new_match_message(i, rules, config.match_id, tc, index=1))
-        else:
-            await seat.start(hello_message(i, rules, config.match_id, tc), tc.startup_ms / 1000.0)
+            return
+        line = await seat.start(hello_message(i, rules, config.match_id, tc), tc.startup_ms / 1000.0)
+        try:
+            hello = check_hello(line)
+        except ProtocolError as exc:
+            raise SeatFailure(exc.reason, str(exc)) from None
+        seat.name, seat.version = hello.name, hello.version
 
     outcomes = await asyncio.gather(open_seat(0), open_seat(1), return_exceptions=True)
     failed: list[tuple[int, SeatFailure]] = []
     for i, out in enumerate(outcomes):
         if isinstance(out, SeatFailure):
+            seats[i].failed = out
             failed.append((i, out))
         elif isinstance(out, BaseException):
             raise out
         elif writer is not None:
             writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
-                          "version": getattr(seats[i], "version", None)})  # fmt: skip
+                          "version": seats[i].version})  # fmt: skip
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1
@@ -195,19 +206,19 @@ async def _send_events(
     for e in events:
         if isinstance(e, RoundStart | Misdeal):
             if writer is not None:
-                writer.write({"type": "event", **full_event(e)})
+                writer.write(full_event_message(e))
             for i in (0, 1):
                 msg = event_message(e, i)
                 per_seat[i].append((msg, encode(msg)))
             continue
-        msg = {"type": "event", **public_event(e)}
+        msg = public_event_message(e)
         line = encode(msg)
         if writer is not None:
             writer.write_line(line[:-1].decode())
         per_seat[0].append((msg, line))
         per_seat[1].append((msg, line))
         if isinstance(e, RoundEnd):
-            round_ends.append(public_event(e))
+            round_ends.append(event_json(e))
     if writer is not None:
         writer.flush()
     over = bool(events) and isinstance(events[-1], MatchEnd)
@@ -241,7 +252,7 @@ async def _forfeit(
         await seats[f.seat].send(
             error_message(f"you forfeit the match: {f.failure.reason}: {f.failure.detail}")
         )
-    forfeit = Forfeit(f.seat, Failure(f.failure.reason), f.failure.detail)
+    forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(
         config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
         (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
@@ -260,52 +271,77 @@ def _result_line(result: MatchResult) -> dict[str, Any]:
     }  # fmt: skip
 
 
+SeatFactory = Callable[[MatchConfig, int], Seat]
+"""Makes a fresh seat for engine seat ``i`` (0 or 1) of the match ``config`` about to be played."""
+
+
+def bot_factory(command: str, *, log_dir: Path | None = None, limits: Limits | None = None) -> SeatFactory:
+    """A :data:`SeatFactory` of bot processes running ``command`` (stderr kept in ``log_dir`` when given, as
+    ``MATCH-seatN.log``)."""
+
+    def make(config: MatchConfig, i: int) -> Seat:
+        log = None if log_dir is None else log_dir / f"{config.match_id}-seat{i + 1}.log"
+        return BotSeat(command, label=f"seat{i + 1}", stderr_path=log, limits=limits)
+
+    return make
+
+
 def run_match(
-    commands: tuple[str, str],
+    commands: tuple[str | SeatFactory, str | SeatFactory],
     config: MatchConfig,
     *,
     log_dir: Path | None = None,
     limits: Limits | None = None,
 ) -> MatchResult:
-    """Start two bot processes, play one match, and close them (killing their process groups)."""
+    """Make two seats (a bot command starts a process), play one match, and close them (killing the bots'
+    process groups)."""
     return run_matches(commands, [config], log_dir=log_dir, limits=limits)[0]
 
 
 def run_matches(
-    commands: tuple[str, str],
+    seats: tuple[str | SeatFactory, str | SeatFactory],
     configs: Sequence[MatchConfig],
     *,
     log_dir: Path | None = None,
     limits: Limits | None = None,
     on_result: Callable[[MatchResult], None] | None = None,
+    reuse: bool = True,
 ) -> list[MatchResult]:
-    """Play ``configs`` in order between two bot commands, reusing each process (``new_match``) until it
-    fails.
+    """Play ``configs`` in order between two seats, each a :data:`SeatFactory` or a bot command (made into one
+    by :func:`bot_factory` with ``log_dir`` and ``limits``).
 
-    Always kills every process group it started, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
+    A seat is reused (``new_match``) until it fails; then the factory makes a fresh one for the next match.
+    With ``reuse`` False every match gets fresh seats (for bots, fresh processes: needed when matches share a
+    deal, since no process may see a deal twice). A seat that failed with ``quit`` (a person left the table)
+    ends the series. Always closes every seat, which
+    kills every bot process group, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
     (:class:`MatchInterrupted`).
     """
+    factories = tuple(
+        bot_factory(s, log_dir=log_dir, limits=limits) if isinstance(s, str) else s for s in seats
+    )
 
     async def main() -> list[MatchResult]:
-        seats: list[BotSeat | None] = [None, None]
+        current: list[Seat | None] = [None, None]
         results: list[MatchResult] = []
         try:
             for config in configs:
+                if any(s is not None and s.failed is not None and s.failed.reason is Failure.QUIT for s in current):
+                    break
+                pair: list[Seat] = []
                 for i in (0, 1):
-                    old = seats[i]
-                    if old is None or old.failed is not None:
+                    old = current[i]
+                    if old is None or old.failed is not None or not reuse:
                         if old is not None:
                             await old.close()
-                        log = None if log_dir is None else log_dir / f"{config.match_id}-seat{i + 1}.log"
-                        seats[i] = BotSeat(commands[i], label=f"seat{i + 1}", stderr_path=log, limits=limits)
-                pair = (seats[0], seats[1])
-                assert pair[0] is not None and pair[1] is not None
+                        old = current[i] = factories[i](config, i)
+                    pair.append(old)
                 result = await play_match((pair[0], pair[1]), config)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
         finally:
-            await asyncio.gather(*(s.close() for s in seats if s is not None), return_exceptions=True)
+            await asyncio.gather(*(s.close() for s in current if s is not None), return_exceptions=True)
         return results
 
     return run_sync(main)

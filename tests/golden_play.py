@@ -19,8 +19,8 @@ from typing import Any
 
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, play_match
-from referee.protocol import encode
-from referee.seats import Seat
+from referee.protocol import hello_answer
+from referee.seats.scripted import Answer, Policy, ScriptedSeat
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan") for seed in (1, 2, 3)]
@@ -31,45 +31,14 @@ VARYING_HEADER = ("created", "program", "sandbox")
 VARYING = ("ms", "mac")
 
 
-class RecordingSeat(Seat):
-    """A seat that records every line it is sent and answers with a seeded choice among the legal actions."""
+def _seeded_policy(seed: int) -> Policy:
+    rng = random.Random(seed)
 
-    def __init__(self, name: str, seed: int) -> None:
-        self.name = name
-        self.version: str | None = "golden"
-        self.started = False
-        self.failed = None
-        self.lines: list[str] = []
-        self._rng = random.Random(seed)
-        self._next_id = 1
-        self._matches = 0
+    def choose(request: dict[str, Any]) -> Answer:
+        action: dict[str, Any] = rng.choice(request["legal"])
+        return action
 
-    def _record(self, msg: dict[str, Any]) -> None:
-        self.lines.append(encode(msg).decode("utf-8").rstrip("\n"))
-
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        self._matches += 1
-        hello["match"]["index"] = self._matches
-        self.started = True
-        self._record(hello)
-
-    async def new_match(self, msg: dict[str, Any]) -> None:
-        self._matches += 1
-        msg["match"]["index"] = self._matches
-        self._record(msg)
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        self._record(msg)
-
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
-        request["id"] = self._next_id
-        self._next_id += 1
-        self._record(request)
-        action = self._rng.choice(request["legal"])
-        return {"type": "action", "id": request["id"], "action": action}, 0.0
-
-    async def close(self) -> None:
-        self._record({"type": "bye"})
+    return choose
 
 
 def _replay_lines(path: Path) -> list[dict[str, Any]]:
@@ -83,20 +52,26 @@ def _replay_lines(path: Path) -> list[dict[str, Any]]:
 
 def play_golden(preset: str, seed: int) -> dict[str, Any]:
     """Play one golden match and return what is pinned of it."""
-    seats = (RecordingSeat("golden-a", seed * 2 + 1), RecordingSeat("golden-b", seed * 2 + 2))
+    seats = tuple(
+        ScriptedSeat(
+            name, policy=_seeded_policy(seed * 2 + i), hello=hello_answer(name, "golden"), ms=0.0, command=name
+        )
+        for i, name in ((1, "golden-a"), (2, "golden-b"))
+    )
     with tempfile.TemporaryDirectory(prefix="koikoi-golden-") as tmp:
         replay = Path(tmp) / "golden.replay.jsonl"
         config = MatchConfig(rules=PRESETS[preset], seed=seed, match_id=f"golden-{preset}-{seed}", time=TIME,
                              replay_path=replay)  # fmt: skip
 
         async def main() -> None:
-            await play_match(seats, config)
+            await play_match((seats[0], seats[1]), config)
             for s in seats:
                 await s.close()
 
         asyncio.run(main())
         lines = _replay_lines(replay)
-    return {"preset": preset, "seed": seed, "seat1": seats[0].lines, "seat2": seats[1].lines, "replay": lines}
+    seat_lines = [[line.decode("utf-8").rstrip("\n") for line in s.lines] for s in seats]
+    return {"preset": preset, "seed": seed, "seat1": seat_lines[0], "seat2": seat_lines[1], "replay": lines}
 
 
 def golden_path(preset: str, seed: int) -> Path:

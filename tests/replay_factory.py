@@ -18,9 +18,7 @@ from referee.engine import (
     Deal,
     Phase,
     State,
-    action_from_json,
     apply,
-    full_event,
     ids_of,
     legal_actions,
     new_match,
@@ -28,6 +26,7 @@ from referee.engine import (
     score,
 )
 from referee.engine.views import DECISIONS
+from referee.protocol import action_from_json, action_json, full_event_json
 
 
 def replay_lines(
@@ -54,7 +53,7 @@ def replay_lines(
     ]  # fmt: skip
     rng = random.Random(policy_seed)
     state: State = new_match(r, seed)
-    lines.extend({"type": "event", **full_event(e)} for e in state.events)
+    lines.extend({"type": "event", **full_event_json(e)} for e in state.events)
     n = 0
     while not state.is_over:
         if max_decisions is not None and n >= max_decisions:
@@ -64,10 +63,10 @@ def replay_lines(
         n += 1
         lines.append({
             "type": "decision", "seat": state.to_move + 1, "id": n, "decision": DECISIONS[state.phase],
-            "legal": [a.to_json() for a in legal], "action": action.to_json(), "ms": 1.5,
+            "legal": [action_json(a) for a in legal], "action": action_json(action), "ms": 1.5,
         })  # fmt: skip
         state = apply(state, action)
-        lines.extend({"type": "event", **full_event(e)} for e in state.events)
+        lines.extend({"type": "event", **full_event_json(e)} for e in state.events)
     a, b = state.scores
     lines.append({
         "type": "result", "winner": None if state.winner is None else state.winner + 1, "scores": [a, b],

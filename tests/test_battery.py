@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from conftest import BatteryTally
 
-from referee.engine import CARD_IDS, PRESETS, action_from_json, apply, ids_of, new_match, rules_from_dict
+from referee.engine import CARD_IDS, PRESETS, apply, ids_of, new_match, rules_from_dict
 from referee.match import MatchConfig, MatchResult, TimeControl, run_match, run_matches
+from referee.protocol import action_from_json
 from referee.replay import verify
 from referee.seats.process import Limits
 

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,17 +19,11 @@ import pytest
 
 from referee import protocol as P
 from referee.engine import PRESETS, Rules, State, apply, legal_actions, new_match, observe
+from referee.records import TimeControl
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "bots"
 LINE_WAIT_S = 20.0  # generous: a hung bot fails the test instead of hanging it; never a speed assertion
-
-
-@dataclass(frozen=True)
-class Clock:
-    startup_ms: int = 10_000
-    move_ms: int = 1_000
-    bank_ms: int = 30_000
 
 
 class BotUnderTest:
@@ -77,9 +70,10 @@ class BotUnderTest:
         self.next_id += 1
         request = P.request_message(self.next_id, observe(state, seat), 1000, 30_000)
         self.send(request)
-        action = P.check_action(P.parse_bot_message(self.read_line()), self.next_id, request["legal"])
-        self.actions.append(action)
-        return int(request["legal"].index(action))
+        legal = legal_actions(state)
+        action = P.check_action(self.read_line(), self.next_id, legal)
+        self.actions.append(P.action_json(action))
+        return legal.index(action)
 
     def finish(self, msg: dict[str, Any] | None) -> int:
         """Send ``msg`` (bye) or close stdin (EOF); the exit code."""
@@ -104,7 +98,7 @@ def play(bots: tuple[BotUnderTest, BotUnderTest], rules: Rules, seed: int, index
     """One match between two bot processes, checking every answer with the engine's legal actions."""
     for seat, bot in enumerate(bots):
         build = P.hello_message if index == 1 else P.new_match_message
-        msg = build(seat, rules, f"m-{seed}", Clock(), index=index)
+        msg = build(seat, rules, f"m-{seed}", TimeControl(), index=index)
         if index == 1:
             assert bot.handshake(msg).name
         else:
@@ -176,7 +170,7 @@ def test_bot_exits_on_eof_and_logs_errors_to_stderr(
     name: str, tmp_path: Path, cache_env: dict[str, str]
 ) -> None:
     bot = BotUnderTest(COMMANDS[name](), tmp_path / "bot.log", cache_env)
-    assert bot.handshake(P.hello_message(1, PRESETS["cardavia"], "m-1", Clock())).name
+    assert bot.handshake(P.hello_message(1, PRESETS["cardavia"], "m-1", TimeControl())).name
     bot.send(P.error_message("illegal_action: a test message"))
     assert bot.finish(None) == 0
     assert "a test message" in bot.stderr()
@@ -202,7 +196,7 @@ def test_c_bot_is_compiled_once_into_the_cache(cache_env: dict[str, str], tmp_pa
     binary = Path(cache_env["XDG_CACHE_HOME"]) / "koikoi-referee" / "random_bot_c"
     for run in range(2):
         bot = BotUnderTest(argv, tmp_path / f"{run}.log", cache_env)
-        assert bot.handshake(P.hello_message(0, PRESETS["guide"], "m", Clock())).name == "random-c"
+        assert bot.handshake(P.hello_message(0, PRESETS["guide"], "m", TimeControl())).name == "random-c"
         assert bot.finish(P.bye_message()) == 0
         if run == 0:
             built = binary.stat().st_mtime_ns

@@ -60,3 +60,30 @@ def test_the_checker_sees_a_foreign_import(tmp_path: Path) -> None:
         "sample.py:3: import referee.match",
         "sample.py:6: import referee",
     ]
+
+
+def test_the_engine_builds_no_wire_messages() -> None:
+    """The engine decides what a seat may see and returns typed values (seats 0/1); ``referee.protocol`` alone
+    spells the wire (seats 1/2, card ids, message dicts)."""
+    from referee.engine import (
+        PRESETS,
+        Action,
+        RoundStart,
+        SeatRoundStart,
+        View,
+        new_match,
+        observe,
+        visible_event,
+    )
+
+    assert not hasattr(View, "to_json") and not hasattr(Action, "to_json")
+    for name in ("action_from_json", "full_event", "public_event"):
+        assert not hasattr(referee.engine, name), name
+    state = new_match(PRESETS["guide"], 1)
+    deal = next(e for e in state.events if isinstance(e, RoundStart))
+    seen = visible_event(deal, 1)
+    assert isinstance(seen, SeatRoundStart) and seen.hand == deal.hands[1] and seen.dealer == deal.dealer
+    assert isinstance(observe(state, 0), View)
+    for path in sorted(ENGINE_DIR.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert '"type"' not in text and '"event"' not in text and '"seat"' not in text, f"{path.name} spells wire"

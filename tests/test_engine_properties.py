@@ -35,9 +35,7 @@ from referee.engine import (
     Rules,
     State,
     YakuMade,
-    action_from_json,
     apply,
-    full_event,
     is_legal,
     legal_actions,
     new_match,
@@ -45,6 +43,7 @@ from referee.engine import (
     score,
     visible_event,
 )
+from referee.protocol import action_from_json, full_event_json, view_json
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
 ALL_CARDS = (1 << 48) - 1
@@ -193,11 +192,11 @@ def test_koikoi_japan_matches_do_end_early_sometimes() -> None:
 @given(seed=SEEDS, chooser=SEEDS)
 def test_the_same_seed_gives_the_same_match(name: str, seed: int, chooser: int) -> None:
     def record() -> list[dict[str, Any]]:
-        return [full_event(e) for state, _ in playout(PRESETS[name], seed, chooser) for e in state.events]
+        return [full_event_json(e) for state, _ in playout(PRESETS[name], seed, chooser) for e in state.events]
 
     first = record()
     assert first == record()
-    other = [full_event(e) for e in new_match(PRESETS[name], seed + 1).events]
+    other = [full_event_json(e) for e in new_match(PRESETS[name], seed + 1).events]
     assert other != first[: len(other)]
 
 
@@ -291,4 +290,4 @@ def test_a_view_does_not_depend_on_the_opponents_hand_or_the_stock_order(
         a, b = apply(a, action), apply(b, action)
         assert [visible_event(e, seat) for e in a.events] == [visible_event(e, seat) for e in b.events]
         assert observe(a, seat) == observe(b, seat)
-        assert observe(a, seat).to_json() == observe(b, seat).to_json()
+        assert view_json(observe(a, seat)) == view_json(observe(b, seat))

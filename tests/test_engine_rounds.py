@@ -33,7 +33,6 @@ from referee.engine import (
     Rules,
     State,
     YakuMade,
-    action_from_json,
     apply,
     card,
     legal_actions,
@@ -41,6 +40,7 @@ from referee.engine import (
     new_match,
 )
 from referee.engine.rules import Leader
+from referee.protocol import action_from_json, action_json
 
 G, C, K = "guide", "cardavia", "koikoi-japan"
 
@@ -166,7 +166,7 @@ def test_two_matches_in_the_draw_step_let_the_player_choose(name: str) -> None:
         Action(ActionKind.CHOOSE, ribbon, card("pine-chaff-1")),
         Action(ActionKind.CHOOSE, ribbon, card("pine-chaff-2")),
     ]
-    assert [a.to_json() for a in legal_actions(s)] == [
+    assert [action_json(a) for a in legal_actions(s)] == [
         {"capture": "pine-chaff-1"},
         {"capture": "pine-chaff-2"},
     ]

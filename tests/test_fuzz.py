@@ -29,7 +29,7 @@ from referee.engine import (
     rules_from_dict,
 )
 from referee.match import MatchConfig, TimeControl, run_match
-from referee.protocol import BotAction, BotHello, ProtocolError, parse_bot_message
+from referee.protocol import BotAction, BotHello, ProtocolError, parse_bot_message, view_json
 from referee.replay import ReplayWriter, verify
 
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
@@ -150,7 +150,7 @@ def test_rules_files_with_any_content_raise_only_rules_errors(
 def fingerprint(state: State) -> tuple[Any, ...]:
     """Everything observable about a state: both views, the legal actions, the hidden cards, the score."""
     return (
-        observe(state, 0).to_json(), observe(state, 1).to_json(), legal_actions(state), state.hands,
+        view_json(observe(state, 0)), view_json(observe(state, 1)), legal_actions(state), state.hands,
         state.field, state.stock, state.stock_pos, state.scores, state.round, state.to_move, state.phase,
     )  # fmt: skip
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import random
 
@@ -11,9 +12,16 @@ import pytest
 from rich.console import Console
 
 from referee.engine import CARD_IDS, PRESETS, State, apply, legal_actions, new_match, observe
-from referee.engine.views import DECISIONS
 from referee.match import TimeControl
-from referee.protocol import event_message, hello_message
+from referee.protocol import (
+    action_json,
+    check_action,
+    check_hello,
+    event_message,
+    hello_message,
+    request_message,
+    view_json,
+)
 from referee.seats import SeatFailure
 from referee.seats.human import (
     HumanSeat,
@@ -121,8 +129,8 @@ def test_the_board_fits_its_width_and_shows_no_hidden_card() -> None:
         for state in _random_states(150, width):
             seat = state.to_move
             view = observe(state, seat)
-            legal = [a.to_json() for a in view.legal]
-            lines = Renderer(seat + 1, width=width).board(view.to_json(), legal)
+            legal = [action_json(a) for a in view.legal]
+            lines = Renderer(seat + 1, width=width).board(view_json(view), legal)
             assert max(line.cell_len for line in lines) <= width
             text = "\n".join(line.plain for line in lines)
             for c in range(48):
@@ -143,22 +151,24 @@ def test_a_seat_fed_by_a_pipe_answers_legally_and_quits_at_the_end_of_input() ->
     state = new_match(PRESETS["guide"], 12)
     seat = state.to_move
     view = observe(state, seat)
-    legal = [a.to_json() for a in view.legal]
+    legal = [action_json(a) for a in view.legal]
     human, out = _pipe_seat("nonsense\n99\n?\n" + "\n".join(str(k) for k in range(1, 9)) + "\n")
 
     async def main() -> tuple[dict[str, object], SeatFailure | None]:
-        await human.start(hello_message(seat, PRESETS["guide"], "m-0001", TimeControl()), 1.0)
+        hello = await human.start(hello_message(seat, PRESETS["guide"], "m-0001", TimeControl()), 1.0)
+        assert check_hello(hello).name == "ann"
         await human.send_many([event_message(e, seat) for e in state.events])
-        request = {"type": "request", "id": 0, "decision": DECISIONS[state.phase], "view": view.to_json(),
-                   "legal": legal, "time": {"move_ms": 1, "bank_ms": 0}}  # fmt: skip
-        answer, _ = await human.decide(request, 0.001)  # the clock does not apply
+        request = request_message(0, view, 1, 0)
+        line, _ = await human.decide(request, 0.001)  # the clock does not apply
+        assert check_action(line, request["id"], view.legal) in view.legal
         for _ in range(10):  # the lines left answer more requests, then the input ends
+            again = dict(request)
             try:
-                again, _ = await human.decide(dict(request), 0.001)
+                line2, _ = await human.decide(again, 0.001)
             except SeatFailure as failure:
-                return answer, failure
-            assert again["action"] in legal
-        return answer, None
+                return json.loads(line), failure
+            assert check_action(line2, again["id"], view.legal) in view.legal
+        return json.loads(line), None
 
     answer, failure = asyncio.run(main())
     assert answer["id"] == 1 and answer["action"] in legal

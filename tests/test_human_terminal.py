@@ -14,6 +14,7 @@ import pexpect
 
 from referee.engine import CARD_IDS, Deal, State, apply, legal_actions, load_rules, new_match
 from referee.engine.views import DECISIONS
+from referee.protocol import action_json
 from referee.seats.render import card_name
 
 ROOT = Path(__file__).parent.parent
@@ -57,7 +58,7 @@ def test_the_prepared_deal_gives_the_person_cherry_viewing_whatever_the_bot_does
                     walk(apply(state, a), k)
                 return
             want, decision = SCRIPT[k]
-            wire = [a.to_json() for a in legal]
+            wire = [action_json(a) for a in legal]
             assert DECISIONS[state.phase] == decision and want in wire, (k, wire)
             if "capture" in want:
                 assert sorted(w["capture"] for w in wire if w.get("play") == "pine-crane") == [

@@ -1,19 +1,35 @@
-"""The match runner with real subprocess bots: every preset between the example bots of three languages,
-replays that verify, seeds and deals that fix a match, and every failure of a deliberately broken bot."""
+"""The match runner. With real subprocess bots: every preset between the example bots of three languages,
+replays that verify, seeds and deals that fix a match, and the failures a process shows (hangs, crashes,
+oversized lines). With scripted seats in memory: every bad answer and its recorded reason, the time bank to the
+millisecond, seat reuse and replacement, what each seat is sent."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import group_members
 
 from referee.engine import PRESETS, Deal, shuffled_deal
-from referee.match import MatchConfig, MatchResult, TimeControl, play_match, run_match, run_matches
+from referee.match import (
+    Failure,
+    MatchConfig,
+    MatchResult,
+    SeatFactory,
+    Termination,
+    TimeControl,
+    play_match,
+    run_match,
+    run_matches,
+)
+from referee.protocol import encode, validate_referee_message
 from referee.replay import verify
-from referee.seats import BotSeat
+from referee.seats import BotSeat, SeatFailure
+from referee.seats.scripted import Answer, ScriptedSeat, first_legal, last_legal
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
@@ -131,38 +147,24 @@ def _play_broken(
         ("child_hang", "timeout", "no answer to request"),
         ("ignore_term", "timeout", "no answer to request"),
         ("crash", "crash", "status 5"),
-        ("invalid_json", "invalid_json", "not a JSON line"),
-        ("wrong_shape", "invalid_message", "move"),
-        ("illegal", "illegal_action", "not one of the legal actions"),
         ("oversized", "oversized_line", "longer than"),
         ("double", "invalid_message", "does not answer request"),
+        ("illegal", "illegal_action", "not one of the legal actions"),
         ("hang_hello", "timeout", "no hello within 500 ms"),
         ("crash_hello", "crash", "status 3"),
-        ("mismatch", "protocol_mismatch", "koikoi/9"),
     ],
 )
 def test_a_broken_bot_forfeits_and_leaves_no_process(
     mode: str, reason: str, detail: str, tmp_path: Path
 ) -> None:
     time = TimeControl(startup_ms=500, move_ms=200, bank_ms=100) if mode == "hang_hello" else FAST
-    for seat in (0, 1) if mode in ("hang", "illegal") else (1,):
+    for seat in (0, 1) if mode == "hang" else (1,):
         result, _ = _play_broken(mode, tmp_path, time=time, seat=seat)
         assert result.reason == "forfeit"
         assert result.forfeit is not None
         assert (result.forfeit.seat, result.forfeit.reason) == (seat, reason), result.forfeit
         assert detail in result.forfeit.detail
         assert result.winner == 1 - seat
-
-
-def test_the_offender_gets_an_error_line_before_it_forfeits(tmp_path: Path) -> None:
-    spy = tmp_path / "spy.txt"
-    result = run_match(
-        (f"{BROKEN} spy {spy}", f"{BROKEN} illegal"), MatchConfig(PRESETS["guide"], 3, time=FAST)
-    )
-    assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
-    # the spy (seat 1) played on normally and saw the bye; the offender is told why
-    seen = [json.loads(x)["type"] for x in spy.read_text().splitlines()]
-    assert seen[0] == "hello" and seen[-1] == "bye" and "error" not in seen
 
 
 def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> None:
@@ -172,30 +174,6 @@ def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> 
     assert result.winner is None and result.forfeit is not None
     assert "seat 2 failed too: protocol_mismatch" in result.forfeit.detail
     assert verify(path).ok
-
-
-def test_the_bank_pays_for_slow_answers(tmp_path: Path) -> None:
-    """A bot slower than move_ms but within its bank plays on; the bank shrinks in the requests it gets."""
-    spy = tmp_path / "spy.txt"
-    slow = tmp_path / "slow.py"
-    slow.write_text(
-        "import json, sys, time\n"
-        f"log = open({str(spy)!r}, 'a')\n"
-        "for line in sys.stdin:\n"
-        "    m = json.loads(line)\n"
-        "    if m['type'] == 'hello': print(json.dumps({'type': 'hello', 'name': 'slow'}), flush=True)\n"
-        "    if m['type'] == 'request':\n"
-        "        log.write(json.dumps(m['time']) + '\\n'); log.flush()\n"
-        "        time.sleep(0.06)\n"
-        "        print(json.dumps({'type': 'action', 'id': m['id'], 'action': m['legal'][0]}), flush=True)\n"
-    )
-    tc = TimeControl(startup_ms=5000, move_ms=10, bank_ms=100_000)
-    result = run_match((str(slow), FIRST), MatchConfig(PRESETS["cardavia"], 5, time=tc))
-    assert result.forfeit is None
-    banks = [json.loads(x)["bank_ms"] for x in spy.read_text().splitlines()]
-    assert banks[0] == 100_000
-    assert all(b > a for a, b in zip(banks[1:], banks, strict=False))  # strictly decreasing
-    assert banks[-1] <= 100_000 - 50 * (len(banks) - 1)
 
 
 def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Path) -> None:
@@ -210,3 +188,212 @@ def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Pat
     assert [m["match"]["index"] for m in msgs if m["type"] in ("hello", "new_match")] == [1, 2, 3]
     ids = [m["id"] for m in msgs if m["type"] == "request"]
     assert ids == list(range(1, len(ids) + 1))  # increasing per process, across matches
+
+
+# ------------------------------------------------------------------------- scripted seats: no process at all
+
+
+def _scripted(*seats: ScriptedSeat) -> tuple[SeatFactory, SeatFactory]:
+    """Factories that hand out the given seats (each once)."""
+    return (lambda config, i: seats[0]), (lambda config, i: seats[1])
+
+
+def _play_scripted(bad: ScriptedSeat, tmp_path: Path, *, seat: int = 1, time: TimeControl = FAST) -> MatchResult:
+    good = ScriptedSeat("good", policy=first_legal)
+    pair = (bad, good) if seat == 0 else (good, bad)
+    path = tmp_path / "r.jsonl"
+    result = run_match(_scripted(*pair), MatchConfig(PRESETS["guide"], seed=3, time=time, replay_path=path))
+    report = verify(path)
+    assert report.ok, report.summary()  # a forfeit is a result that verifies
+    bad.assert_done()
+    assert good.received[-1] == {"type": "bye"}  # the other seat played on and was let go as usual
+    return result
+
+
+REQUEST_2 = {"type": "request", "id": 2}
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason", "detail"),
+    [
+        (b"{not json", "invalid_json", "request 2: not a JSON line"),
+        ({"type": "action", "id": 2, "move": {"koikoi": True}}, "invalid_message", "request 2: "),
+        ({"type": "action", "id": 2, "action": {"play": "pine-crane", "koikoi": True}}, "invalid_message", "action"),
+        ({"type": "action", "id": 2, "action": {"play": "no-such-card"}}, "invalid_message", "canonical card ids"),
+        ({"type": "hello", "name": "again"}, "invalid_message", "expected an action for request 2"),
+        ({"type": "action", "id": 1, "action": {"koikoi": True}}, "invalid_message", "does not answer request 2"),
+        ({"koikoi": True}, "illegal_action", 'request 2: {"koikoi": true} is not one of the legal actions'),
+        ({"type": "hello", "name": "x", "protocol": "koikoi/9"}, "protocol_mismatch", "koikoi/9"),
+    ],
+    ids=["not-json", "no-action", "two-forms", "unknown-card", "a-hello", "stale-id", "illegal", "mismatch"],
+)
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_bad_answer_forfeits_with_its_reason(
+    answer: Answer, reason: str, detail: str, seat: int, tmp_path: Path
+) -> None:
+    """A malformed line (invalid_json, invalid_message) and a well-formed illegal one (illegal_action) are
+    told apart; the offender is told why in an error line and gets no bye."""
+    bad = ScriptedSeat("bad", policy=first_legal)
+    bad.expect({"type": "hello"})
+    bad.expect({"type": "request", "id": 1})
+    bad.expect(REQUEST_2, answer)
+    result = _play_scripted(bad, tmp_path, seat=seat)
+    assert result.reason is Termination.FORFEIT and result.winner == 1 - seat
+    assert result.forfeit is not None
+    assert (result.forfeit.seat, result.forfeit.reason) == (seat, Failure(reason)), result.forfeit
+    assert detail in result.forfeit.detail
+    assert result.decisions == (3 if seat == 0 else 2)  # seat 2 leads under these rules
+    last = bad.received[-1]
+    assert last["type"] == "error" and last["message"].startswith(f"you forfeit the match: {reason}: ")
+    assert {"type": "bye"} not in bad.received
+
+
+@pytest.mark.parametrize(
+    ("hello", "reason", "detail"),
+    [
+        (b"hi", "invalid_json", "hello: not a JSON line"),
+        ({"type": "action", "id": 1, "action": {"koikoi": True}}, "invalid_message", "expected a hello"),
+        ({"type": "hello", "name": "x", "protocol": "koikoi/2"}, "protocol_mismatch", "hello: bot speaks 'koikoi/2'"),
+        ({"type": "hello", "name": ""}, "invalid_message", "hello: hello.name"),
+    ],
+)
+def test_a_bad_hello_forfeits_before_any_card_is_dealt(
+    hello: Answer, reason: str, detail: str, tmp_path: Path
+) -> None:
+    bad = ScriptedSeat("bad", hello=hello)
+    result = _play_scripted(bad, tmp_path)
+    assert result.forfeit is not None and result.forfeit.reason == reason and detail in result.forfeit.detail
+    assert result.decisions == 0 and result.winner == 0
+    assert [m["type"] for m in bad.received] == ["hello", "error"]
+
+
+def test_a_failure_only_the_seat_sees_is_recorded_as_it_says(tmp_path: Path) -> None:
+    bad = ScriptedSeat("bad", policy=first_legal)
+    bad.expect({"type": "hello"})
+    bad.expect({"type": "request", "id": 1}, SeatFailure(Failure.CRASH, "exited with status 9"))
+    result = _play_scripted(bad, tmp_path)
+    assert result.forfeit is not None
+    assert (result.forfeit.reason, result.forfeit.detail) == (Failure.CRASH, "exited with status 9")
+
+
+def test_the_bank_pays_for_slow_answers_to_the_millisecond(tmp_path: Path) -> None:
+    """Each answer takes 60 ms against 10 ms per move: 50 ms come out of the bank each time, as the requests
+    show; once the bank is spent the seat forfeits with a timeout."""
+    slow = ScriptedSeat("slow", policy=lambda request: (request["legal"][0], 60.0))
+    fast = ScriptedSeat("fast", policy=first_legal)
+    tc = TimeControl(startup_ms=5000, move_ms=10, bank_ms=1000)
+    result = run_match(_scripted(slow, fast), MatchConfig(PRESETS["koikoi-japan"], 5, time=tc))
+    banks = [m["time"]["bank_ms"] for m in slow.received if m["type"] == "request"]
+    assert banks == [1000 - 50 * k for k in range(len(banks))]
+    assert len(banks) == 21  # the 21st answer overdraws the bank: 1000 ms pay for 20 slow answers
+    assert all(m["time"]["move_ms"] == 10 for m in slow.received if m["type"] == "request")
+    assert result.forfeit is not None and result.forfeit.reason is Failure.TIMEOUT
+    assert result.forfeit.detail == "no answer to request 21 within 10 ms"
+    # a seat without a clock (a person) is never charged
+    calm = ScriptedSeat("calm", policy=lambda request: (request["legal"][0], 60.0), timed=False)
+    result = run_match(_scripted(calm, ScriptedSeat("fast", policy=first_legal)),
+                       MatchConfig(PRESETS["koikoi-japan"], 5, time=tc))  # fmt: skip
+    assert result.forfeit is None
+    assert {m["time"]["bank_ms"] for m in calm.received if m["type"] == "request"} == {1000}
+
+
+def test_an_answer_later_than_move_and_bank_is_a_timeout() -> None:
+    late = ScriptedSeat("late", policy=lambda request: (request["legal"][0], 1101.0))
+    tc = TimeControl(startup_ms=5000, move_ms=100, bank_ms=1000)
+    other = ScriptedSeat("b", policy=first_legal)
+    result = run_match(_scripted(late, other), MatchConfig(PRESETS["guide"], 3, time=tc))
+    assert result.forfeit is not None and result.forfeit.reason is Failure.TIMEOUT
+    assert result.forfeit.detail == "no answer to request 1 within 1100 ms"
+
+
+def test_seats_are_reused_and_replaced_after_a_failure() -> None:
+    made: list[ScriptedSeat] = []
+
+    def factory(config: MatchConfig, i: int) -> ScriptedSeat:
+        def policy(request: dict[str, Any]) -> Answer:
+            return b"oops" if seat.name == "s1" and seat.matches == 2 else first_legal(request)  # in m-0002
+
+        seat = ScriptedSeat(f"s{len(made)}", policy=policy)
+        made.append(seat)
+        return seat
+
+    configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=FAST) for s in (1, 2, 3, 4)]
+    results = run_matches((factory, factory), configs)  # (seed 4 ends with a hand yaku before any request)
+    assert [r.match_id for r in results] == ["m-0001", "m-0002", "m-0003", "m-0004"]
+    assert [r.forfeit is not None for r in results] == [False, True, False, False]
+    assert [s.name for s in made] == ["s0", "s1", "s2"]  # s1 fails in m-0002; s2 replaces it from m-0003
+    first = made[0]
+    kinds = [m["type"] for m in first.received if m["type"] in ("hello", "new_match", "bye")]
+    assert kinds == ["hello", "new_match", "new_match", "new_match", "bye"]
+    assert [m["match"]["index"] for m in first.received if m["type"] in ("hello", "new_match")] == [1, 2, 3, 4]
+    ids = [m["id"] for m in first.received if m["type"] == "request"]
+    assert ids == list(range(1, len(ids) + 1))  # increasing per seat, across matches
+    assert all(s.closed for s in made)
+
+
+def test_a_player_who_quits_ends_the_series() -> None:
+    quitter = ScriptedSeat("person", policy=first_legal, timed=False)
+    quitter.expect({"type": "hello"})
+    quitter.expect({"type": "request"}, SeatFailure(Failure.QUIT, "the player typed q"))
+    configs = [MatchConfig(PRESETS["guide"], seed=s, match_id=f"m-{s:04d}") for s in (1, 2, 3)]
+    results = run_matches(_scripted(quitter, ScriptedSeat("bot", policy=first_legal)), configs)
+    assert len(results) == 1
+    assert results[0].forfeit is not None and results[0].forfeit.reason is Failure.QUIT
+
+
+def test_events_reach_each_seat_filtered_and_the_replay_in_full(tmp_path: Path) -> None:
+    seats = (ScriptedSeat("a", policy=last_legal), ScriptedSeat("b", policy=first_legal))
+    path = tmp_path / "r.jsonl"
+    run_match(_scripted(*seats), MatchConfig(PRESETS["koikoi-japan"], 7316402915352, replay_path=path))
+    replay = [json.loads(x) for x in path.read_text().splitlines()]
+    deals = [x for x in replay if x["type"] == "event" and x["event"] in ("round_start", "misdeal")]
+    assert any(d["event"] == "misdeal" for d in deals)
+    for i, seat in enumerate(seats):
+        got = [m for m in seat.received if m["type"] == "event" and m["event"] in ("round_start", "misdeal")]
+        assert len(got) == len(deals)
+        for mine, full in zip(got, deals, strict=True):
+            assert "hands" not in mine and "stock" not in mine
+            if mine["event"] == "round_start":
+                assert mine["hand"] == full["hands"][i] and mine["opponent_hand_size"] == len(full["hands"][1 - i])
+                assert mine["stock_size"] == len(full["stock"])
+        public = [m for m in seat.received if m["type"] == "event" and m["event"] not in ("round_start", "misdeal")]
+        assert public == [x for x in replay if x["type"] == "event" and x["event"] not in ("round_start", "misdeal")]
+    seats[0].assert_done()
+
+
+def test_a_bot_name_with_a_bidi_override_is_refused_in_its_hello(tmp_path: Path) -> None:
+    """A real bot process whose hello names it with U+202E forfeits with invalid_message before any deal; the
+    name never reaches the result or the replay."""
+    bot = tmp_path / "bidi.py"
+    bot.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'good\\u202eexe.txt'}), flush=True)\n"
+    )
+    path = tmp_path / "r.jsonl"
+    config = MatchConfig(PRESETS["guide"], 3, time=FAST, replay_path=path)
+    result = run_match((FIRST, f"{sys.executable} {bot}"), config)
+    assert result.forfeit is not None
+    assert (result.forfeit.seat, result.forfeit.reason) == (1, Failure.INVALID_MESSAGE)
+    assert "bidi overrides" in result.forfeit.detail and "found U+202E at character 5" in result.forfeit.detail
+    assert result.decisions == 0
+    assert "\u202e" not in path.read_text(encoding="utf-8") and "\u202e" not in "".join(result.names)
+    assert verify(path).ok
+
+
+@pytest.mark.parametrize(
+    ("preset", "seed"), [("koikoi-japan", 7316402915352), ("guide", 1), ("cardavia", 7316402915461)]
+)
+def test_every_message_a_seat_gets_is_a_valid_protocol_message(preset: str, seed: int) -> None:
+    """Through scripted seats (no process): hello, events, requests, error, bye all fit the wire models."""
+    seats = [ScriptedSeat("a", policy=last_legal), ScriptedSeat("b", policy=first_legal)]
+    seats[1].expect({"type": "hello"})
+    seats[1].expect({"type": "request"})
+    seats[1].expect({"type": "request"}, {"koikoi": "no"})  # malformed: the seat gets an error line
+    run_match(_scripted(*seats), MatchConfig(PRESETS[preset], seed))
+    for seat in seats:
+        assert seat.received
+        for msg, line in zip(seat.received, seat.lines, strict=True):
+            validate_referee_message(msg)
+            assert line == encode(msg)

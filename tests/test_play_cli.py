@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 from pathlib import Path
@@ -52,6 +53,8 @@ def test_replay_show_as_a_seat_in_a_terminal(referee_exe: Path, tmp_path: Path) 
                str(replay)).returncode == 0  # fmt: skip
     start = next(json.loads(x) for x in replay.read_text().splitlines() if '"round_start"' in x)
     child = spawn(referee_exe, "replay", "show", str(replay), "--seat", "2")
+    seen = io.StringIO()
+    child.logfile_read = seen
     child.expect(r"match m-0001: rules cardavia \(1 rounds\), as seat 2 saw it")
     child.expect(r"your hand \(seat 2\): " + " ".join(start["hands"][1]))
     child.expect(r"opponent holds 8 cards; stock 24 cards")
@@ -59,7 +62,9 @@ def test_replay_show_as_a_seat_in_a_terminal(referee_exe: Path, tmp_path: Path) 
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert " ".join(start["hands"][0]) not in (child.before or "")
+    shown = seen.getvalue()
+    assert " ".join(start["hands"][1]) in shown  # the check reads the whole output
+    assert " ".join(start["hands"][0]) not in shown
     full = run(referee_exe, "replay", "show", str(replay))
     assert full.returncode == 0 and " ".join(start["stock"]) in full.stdout
 
@@ -156,10 +161,59 @@ def test_play_creates_the_replay_folder(referee_exe: Path, tmp_path: Path) -> No
 
 
 def test_game_seeds_follow_the_given_seed_but_a_human_cannot_predict_the_next_game() -> None:
-    from referee.commands.play import game_seeds
+    from referee.series import game_seeds
 
     assert game_seeds(7, 3, human=False) == game_seeds(7, 3, human=True) == [7, 8, 9]
     bots = game_seeds(None, 3, human=False)
     assert bots[1:] == [bots[0] + 1, bots[0] + 2]  # the printed seed repeats the run
     person = game_seeds(None, 3, human=True)  # each summary shows its seed: the next one must not follow
     assert len(set(person)) == 3 and person[1] != person[0] + 1 and all(0 <= s < 2**52 for s in person)
+
+
+def _spied_processes(spy: Path) -> list[list[dict[str, object]]]:
+    """The messages each process got, from a spy file several processes appended to (a hello starts one)."""
+    procs: list[list[dict[str, object]]] = []
+    for line in spy.read_text().splitlines():
+        msg = json.loads(line)
+        if msg["type"] == "hello":
+            procs.append([])
+        procs[-1].append(msg)
+    return procs
+
+
+@pytest.mark.parametrize("with_deals", [True, False])
+def test_no_bot_process_sees_a_deal_twice_over_several_games(
+    referee_exe: Path, tmp_path: Path, with_deals: bool
+) -> None:
+    """With --deals every game opens with the same deals, so each game gets fresh processes; without, a process
+    plays every game (each game has its own seed). Either way no process is dealt the same hand twice."""
+    from referee.engine import shuffled_deal
+
+    deals = tmp_path / "deals.jsonl"
+    deals.write_text("".join(json.dumps(shuffled_deal(5, k).to_json()) + "\n" for k in (3, 4)))
+    spies = [tmp_path / "spy1.txt", tmp_path / "spy2.txt"]
+    args = ["--rules", "koikoi-japan", "--rounds", "3", "--games", "3", "--seed", "11", "--json"]
+    if with_deals:
+        args += ["--deals", str(deals)]
+    out = run(referee_exe, "play", f"{BROKEN} spy {spies[0]}", f"{BROKEN} spy {spies[1]}", *args)
+    assert out.returncode == 0, out.stderr
+    assert [json.loads(x)["forfeit"] for x in out.stdout.splitlines()] == [None, None, None]
+    for spy in spies:
+        procs = _spied_processes(spy)
+        assert len(procs) == (3 if with_deals else 1)
+        for msgs in procs:
+            kinds = [m["type"] for m in msgs]
+            assert kinds.count("new_match") == (0 if with_deals else 2) and kinds[-1] == "bye"
+            hands = [tuple(m["hand"]) for m in msgs if m.get("event") == "round_start"]  # type: ignore[arg-type]
+            assert len(hands) >= 3 and len(set(hands)) == len(hands)
+
+
+def test_a_deals_file_with_a_repeated_deal_is_refused(referee_exe: Path, tmp_path: Path) -> None:
+    from referee.engine import shuffled_deal
+
+    deals = tmp_path / "deals.jsonl"
+    line = json.dumps(shuffled_deal(5, 3).to_json()) + "\n"
+    deals.write_text(line + json.dumps(shuffled_deal(5, 4).to_json()) + "\n" + line)
+    out = run(referee_exe, "play", FIRST, FIRST, "--deals", str(deals))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == f"koikoi-referee: error: {deals}: deal 3 repeats deal 1: a bot would see it twice\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -15,25 +14,22 @@ from hypothesis import strategies as st
 from referee import protocol as P
 from referee.engine import (
     CARD_IDS,
+    KOIKOI,
     PRESETS,
+    Action,
+    ActionKind,
     Misdeal,
     RoundStart,
     Rules,
     State,
-    action_from_json,
     apply,
+    card,
     ids_of,
     legal_actions,
     new_match,
     observe,
 )
-
-
-@dataclass(frozen=True)
-class Clock:
-    startup_ms: int = 10_000
-    move_ms: int = 1_000
-    bank_ms: int = 30_000
+from referee.records import TimeControl
 
 
 def play_out(rules: Rules, seed: int) -> list[tuple[State, State]]:
@@ -64,7 +60,7 @@ def test_every_built_message_of_a_match_fits_its_model(preset: Rules, seed: int)
                     req = P.request_message(request_id, view, 1000, 25_000)
                     model = P.validate_referee_message(req)
                     assert isinstance(model, P.RequestMsg)
-                    assert req["legal"] == [a.to_json() for a in legal_actions(before)]
+                    assert req["legal"] == [P.action_json(a) for a in legal_actions(before)]
                 else:
                     with pytest.raises(ValueError):
                         P.request_message(request_id, view, 1000, 25_000)
@@ -80,8 +76,8 @@ def test_every_built_message_of_a_match_fits_its_model(preset: Rules, seed: int)
 
 def test_handshake_messages_fit_their_models(preset: Rules) -> None:
     for seat in (0, 1):
-        hello = P.hello_message(seat, preset, "m-0001", Clock())
-        again = P.new_match_message(seat, preset, "m-0002", Clock(), index=2)
+        hello = P.hello_message(seat, preset, "m-0001", TimeControl())
+        again = P.new_match_message(seat, preset, "m-0002", TimeControl(), index=2)
         assert isinstance(P.validate_referee_message(hello), P.HelloMsg)
         assert isinstance(P.validate_referee_message(again), P.NewMatchMsg)
         assert hello["seat"] == seat + 1 and hello["protocol"] == P.PROTOCOL_VERSION
@@ -90,13 +86,13 @@ def test_handshake_messages_fit_their_models(preset: Rules) -> None:
         assert again["match"]["index"] == 2
         assert "seed" not in json.dumps(hello)
     with pytest.raises(ValueError):
-        P.hello_message(2, preset, "m", Clock())
+        P.hello_message(2, preset, "m", TimeControl())
     P.validate_referee_message(P.error_message("timeout: no answer in 31000 ms"))
     P.validate_referee_message(P.bye_message())
 
 
 def test_validation_rejects_a_wrong_message() -> None:
-    bad = P.hello_message(0, PRESETS["guide"], "m", Clock())
+    bad = P.hello_message(0, PRESETS["guide"], "m", TimeControl())
     bad["seat"] = 3
     with pytest.raises(Exception, match="seat"):
         P.validate_referee_message(bad)
@@ -204,22 +200,23 @@ def test_huge_numbers_are_messages_not_crashes() -> None:
     msg = P.parse_bot_message(b'{"type":"action","id":' + b"9" * 4000 + b',"action":{"koikoi":true}}')
     assert isinstance(msg, P.BotAction)
     with pytest.raises(P.InvalidMessage):
-        P.check_action(msg, 1, [{"koikoi": True}])
+        P.check_action(msg, 1, [KOIKOI])
     with pytest.raises(P.ProtocolError):
         P.parse_bot_message(b'{"type":"action","id":1e999,"action":{"koikoi":true}}')
 
 
 def test_check_action() -> None:
-    legal = [
-        {"play": "pine-crane", "capture": "pine-ribbon"},
-        {"play": "pine-crane", "capture": "pine-chaff-1"},
-    ]
-    ok = P.parse_bot_message(
-        b'{"type":"action","id":5,"action":{"capture":"pine-ribbon","play":"pine-crane"}}'
-    )
+    crane, ribbon, chaff = card("pine-crane"), card("pine-ribbon"), card("pine-chaff-1")
+    legal = [Action(ActionKind.PLAY, crane, ribbon), Action(ActionKind.PLAY, crane, chaff)]
+    line = b'{"type":"action","id":5,"action":{"capture":"pine-ribbon","play":"pine-crane"}}'
+    ok = P.parse_bot_message(line)
     assert P.check_action(ok, 5, legal) == legal[0]
+    assert P.check_action(line, 5, legal) == legal[0]
+    assert P.legal_action(P.parse_answer(line, 5), legal) == legal[0]
     with pytest.raises(P.InvalidMessage, match="does not answer request 6"):
         P.check_action(ok, 6, legal)
+    with pytest.raises(P.InvalidMessage, match="does not answer request 6"):
+        P.check_action(line, 6, legal)
     with pytest.raises(P.IllegalAction) as err:
         P.check_action(ok, 5, legal[1:])
     assert err.value.reason == "illegal_action"
@@ -229,6 +226,23 @@ def test_check_action() -> None:
     short = P.parse_bot_message(b'{"type":"action","id":5,"action":{"play":"pine-crane"}}')
     with pytest.raises(P.IllegalAction):
         P.check_action(short, 5, legal)
+    # malformed (invalid_message) and well-formed but illegal (illegal_action) are told apart
+    with pytest.raises(P.InvalidMessage, match="request 5: "):
+        P.check_action(b'{"type":"action","id":5,"action":{"play":"pine-crane","koikoi":true}}', 5, legal)
+    with pytest.raises(P.InvalidMessage, match="request 5: "):
+        P.check_action(b'{"type":"action","id":5,"action":{"play":"pine-cranes"}}', 5, legal)
+    with pytest.raises(P.InvalidJson, match="request 5: not a JSON line"):
+        P.check_action(b'{"type":', 5, legal)
+
+
+def test_check_hello() -> None:
+    assert P.check_hello(b'{"type":"hello","name":"a","version":"1"}').name == "a"
+    with pytest.raises(P.InvalidMessage, match="expected a hello"):
+        P.check_hello(b'{"type":"action","id":1,"action":{"koikoi":true}}')
+    with pytest.raises(P.ProtocolMismatch, match=r"^hello: bot speaks 'koikoi/2'"):
+        P.check_hello(b'{"type":"hello","name":"a","protocol":"koikoi/2"}')
+    with pytest.raises(P.InvalidJson, match=r"^hello: "):
+        P.check_hello(b"hi")
 
 
 def test_failure_names() -> None:
@@ -242,11 +256,12 @@ def test_every_legal_action_round_trips_to_the_engine(preset: Rules, seed: int) 
         if before.is_over:
             continue
         req = P.request_message(9, observe(before, before.to_move), 1, 1)
-        for element, engine_action in zip(req["legal"], legal_actions(before), strict=True):
+        legal = legal_actions(before)
+        for element, engine_action in zip(req["legal"], legal, strict=True):
             line = P.encode({"type": "action", "id": 9, "action": element})
-            action = P.check_action(P.parse_bot_message(line), 9, req["legal"])
-            assert action == element
-            assert action_from_json(action, before) == engine_action
+            assert P.check_action(line, 9, legal) == engine_action
+            assert P.action_json(engine_action) == element
+            assert P.action_from_json(element, before) == engine_action
 
 
 json_values = st.recursive(
@@ -277,3 +292,33 @@ def test_any_json_value_parses_or_fails_with_a_protocol_error(value: Any) -> Non
 def test_any_bytes_parse_or_fail_with_a_protocol_error(line: bytes | str) -> None:
     with contextlib.suppress(P.ProtocolError):
         P.parse_bot_message(line)
+
+
+REFUSED_IN_NAMES = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+
+
+@pytest.mark.parametrize("field", ["name", "version"])
+@pytest.mark.parametrize("code", REFUSED_IN_NAMES, ids=[f"U+{c:04X}" for c in REFUSED_IN_NAMES])
+def test_names_with_control_characters_or_bidi_overrides_are_refused(field: str, code: int) -> None:
+    """A name shown in terminals, reports and pages must read as it is: no C0/C1 controls, no bidi overrides."""
+    hello = {"type": "hello", "name": "bot", field: f"ab{chr(code)}cd"}
+    with pytest.raises(P.InvalidMessage) as err:
+        P.check_hello(json.dumps(hello))
+    assert str(err.value).startswith(f"hello: hello.{field}: no control characters")
+    assert f"found U+{code:04X} at character 3" in str(err.value)
+
+
+def test_names_may_hold_any_other_character() -> None:
+    name = "★ こいこい bot – v2 «ünïcode» \u200d\u00a0é"
+    assert P.check_hello(json.dumps({"type": "hello", "name": name, "version": name})).name == name
+
+
+def test_the_published_schema_refuses_the_same_names() -> None:
+    import jsonschema
+
+    schema = P.json_schema()
+    schema["anyOf"] = [{"$ref": "#/$defs/BotToReferee"}]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"type": "hello", "name": "ok ★"})
+    for code in (0x1B, 0x85, 0x202E, 0x2067):
+        assert not validator.is_valid({"type": "hello", "name": f"a{chr(code)}b"})

@@ -8,16 +8,24 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
 
 from referee import protocol as P
 from referee.engine import CARD_IDS, PRESETS, new_match, observe
+from referee.match import MatchConfig, TimeControl, run_match, run_matches
 from referee.protocol import PROTOCOL_VERSION, json_schema, schema_text
+from referee.seats.process import BotProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "referee" / "koikoi-1.schema.json"
 REGEN = "python scripts/regen_schema.py"
+FIRST = str(ROOT / "tests" / "bots" / "first_bot.py")
+GREEDY = str(ROOT / "bots" / "greedy_bot.py")
 _START = new_match(PRESETS["guide"], seed=1)
-_VIEW = observe(_START, _START.to_move).to_json()
+_VIEW = P.view_json(observe(_START, _START.to_move))
 
 
 def test_golden_schema_is_current() -> None:
@@ -105,3 +113,77 @@ def test_protocol_md_examples_are_real_messages() -> None:
 def test_protocol_md_shows_the_minimal_bot_verbatim() -> None:
     text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
     assert (ROOT / "bots" / "minimal_bot.py").read_text(encoding="utf-8") in _blocks(text, "python")
+
+
+ILLEGAL_BOT = """\
+import json, sys
+requests = 0
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "illegal"}), flush=True)
+    elif msg["type"] == "request":
+        requests += 1
+        action = {"play": "pine-crane", "capture": "pine-crane"} if requests == 2 else msg["legal"][-1]
+        print(json.dumps({"type": "action", "id": msg["id"], "action": action}), flush=True)
+"""
+
+
+def _referee_to_bot_validator() -> Any:
+    """A validator of one referee → bot line, built from what ``koikoi-referee schema`` prints."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "from referee.cli import main; main()", "schema"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    schema = json.loads(proc.stdout)
+    schema["anyOf"] = [{"$ref": "#/$defs/RefereeToBot"}]
+    validator = jsonschema.Draft202012Validator(schema)
+    validator.check_schema(schema)
+    return validator
+
+
+def test_every_byte_written_to_a_bot_in_real_matches_fits_the_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real matches between real bot processes. Every byte the referee writes to a bot's stdin is recorded as it
+    goes into the pipe (a bot that forfeits is killed at once, so it could not be trusted to copy its last lines)
+    and must be compact ASCII JSON lines that the published schema accepts as referee → bot messages."""
+    validator = _referee_to_bot_validator()
+    written: dict[BotProcess, bytearray] = {}  # keyed by the process object (kept alive: no id reuse)
+    real_write = BotProcess.write
+
+    def recording_write(self: BotProcess, data: bytes) -> None:
+        real_write(self, data)
+        written.setdefault(self, bytearray()).extend(data)
+
+    monkeypatch.setattr(BotProcess, "write", recording_write)
+    illegal = tmp_path / "illegal.py"
+    illegal.write_text(ILLEGAL_BOT)
+    time = TimeControl(startup_ms=10_000, move_ms=5_000, bank_ms=60_000)
+    # a misdeal and a drawn-card choice; an exhausted round; a hand yaku; then two games on the same processes
+    for preset, seed in (("koikoi-japan", 7316402915352), ("guide", 7316402915341), ("cardavia", 7316402915461)):
+        result = run_match((FIRST, GREEDY), MatchConfig(PRESETS[preset], seed, time=time))
+        assert result.forfeit is None
+    configs = [MatchConfig(PRESETS["cardavia"], s, match_id=f"m-{s}", time=time) for s in (1, 2)]
+    assert all(r.forfeit is None for r in run_matches((FIRST, GREEDY), configs))
+    # an illegal answer: the offender gets an error line before it is let go
+    result = run_match((f"{sys.executable} {illegal}", FIRST), MatchConfig(PRESETS["guide"], 3, time=time))
+    assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
+    assert len(written) == 10
+
+    types: set[str] = set()
+    events: set[str] = set()
+    for raw in written.values():
+        assert raw.endswith(b"\n")
+        for line in raw.split(b"\n")[:-1]:
+            assert line.isascii(), line[:80]
+            msg = json.loads(line)
+            assert line == json.dumps(msg, separators=(",", ":")).encode(), "not the compact encoding"
+            errors = sorted(validator.iter_errors(msg), key=str)
+            assert not errors, f"{line[:200]!r}: {errors[0].message[:300]}"
+            types.add(msg["type"])
+            if msg["type"] == "event":
+                events.add(msg["event"])
+    assert types == {"hello", "new_match", "event", "request", "error", "bye"}
+    assert events >= {"round_start", "misdeal", "play", "draw", "draw_capture", "yaku", "koikoi", "hand_yaku",
+                      "round_end", "match_end"}  # fmt: skip

@@ -1,65 +1,19 @@
-"""``play``: one match (or several) between two bot programs, with a readable or JSON summary."""
+"""``play``: one match (or several) between two bot programs, with a readable or JSON summary.
+
+The command parses its options, calls :func:`referee.series.play` and prints what it reports."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import secrets
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from referee.commands import fail
-from referee.engine import Deal, EngineError, deals_from_lines, load_rules
-from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
-from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
-from referee.text import scores_text
-
-
-def replay_paths(path: Path | None, games: int) -> list[Path | None]:
-    """The replay file of each game: ``path`` itself for one game, ``NAME-001.jsonl``... for several."""
-    if path is None:
-        return [None] * games
-    if games == 1:
-        return [path]
-    return [path.with_name(f"{path.stem}-{k:03d}{path.suffix or '.jsonl'}") for k in range(1, games + 1)]
-
-
-def game_seeds(seed: int | None, games: int, *, human: bool) -> list[int]:
-    """The seed of each game: ``seed``, ``seed + 1``... (a random ``seed`` when None). A person sees each
-    game's seed in its summary, so with a human seat and no ``seed`` every game draws its own: the seed of one
-    game must not give away the deal of the next."""
-    if seed is None and human:
-        return [secrets.randbits(52) for _ in range(games)]
-    base = secrets.randbits(52) if seed is None else seed  # not to be found from a hand; exact in JSON
-    return [base + k for k in range(games)]
-
-
-def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
-    """A readable summary of one match: points round by round with yaku, the winner, any failure."""
-    names = result.names
-    out = [f"{result.match_id}  seed {result.seed}  seat 1: {names[0]}  seat 2: {names[1]}"]
-    for r in result.round_ends:
-        if r["winner"] is None:
-            text = f"nobody scores ({r['reason']})"
-        else:
-            yaku = ", ".join(f"{y['name']} {y['points']}" for y in r["yaku"])
-            text = f"seat {r['winner']} +{r['points']} ({r['reason']}{': ' + yaku if yaku else ''})"
-        out.append(f"  round {r['round']}: {text}  scores {scores_text(r['scores'])}")
-    a, b = result.scores
-    if result.forfeit is not None:
-        f = result.forfeit
-        out.append(f"  seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason}: {f.detail}")
-    if result.winner is None:
-        out.append(f"  result: draw {scores_text((a, b))} after {result.rounds} round(s) ({result.reason})")
-    else:
-        w = result.winner
-        tail = f"after {result.rounds} round(s) ({result.reason})"
-        out.append(f"  result: seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}")
-    if replay is not None:
-        out.append(f"  replay: {replay}")
-    return out
+from referee.match import MatchResult, TimeControl
+from referee.seats.process import DEFAULT_MEMORY_MB
+from referee.series import Plan, PlayError, PlaySetup, play, summary_lines
 
 
 def play_cmd(
@@ -80,7 +34,11 @@ def play_cmd(
     ] = None,
     deals: Annotated[
         Path | None,
-        typer.Option("--deals", help="JSON lines of explicit deals, used in order before the shuffle."),
+        typer.Option(
+            "--deals",
+            help="JSON lines of explicit deals, used in order before the shuffle (with --games, each game "
+            "starts fresh bot processes: no process sees a deal twice).",
+        ),
     ] = None,
     first_dealer: Annotated[
         int | None,
@@ -123,84 +81,29 @@ def play_cmd(
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
     Exit 0 when it reached a result."""
-    from referee.seats.human import is_human, run_human_matches
-
-    humans = [is_human(b) for b in (bot1, bot2)]
-    if all(humans):
-        fail("only one seat can be human")
-    try:
-        r = load_rules(rules)
-        if rounds is not None:
-            r = dataclasses.replace(r, rounds=rounds)
-        deal_list: tuple[Deal, ...] = ()
-        if deals is not None:
-            try:
-                text = deals.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                fail(f"{deals}: cannot read: {exc}")
-            deal_list = tuple(deals_from_lines(text.splitlines()))
-    except EngineError as exc:
-        fail(f"{deals}: {exc}" if deals is not None and "line" in str(exc)[:5] else str(exc))
-    for command in (bot1, bot2):
-        if is_human(command):
-            continue
-        try:
-            check_command(command)
-        except BotCommandError as exc:
-            fail(str(exc))
-    if log_dir is not None:
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            fail(f"{log_dir}: cannot create: {exc.strerror}")
-    paths = replay_paths(replay, games)
-    for p in paths:
-        if p is not None:
-            try:
-                p.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                fail(f"{p.parent}: cannot create the replay's folder: {exc.strerror}")
-    seeds = game_seeds(seed, games, human=any(humans))
-    if bot_cwd is not None and not bot_cwd.is_dir():
-        fail(f"{bot_cwd}: no such folder for the bots")
-    limits = Limits(bot_cpu_s or None, (bot_memory_mb << 20) or None, bot_cwd)
-    time = TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
-    configs = [
-        MatchConfig(
-            rules=r,
-            seed=seeds[k],
-            match_id=f"m-{k + 1:04d}",
-            deals=deal_list,
-            first_dealer=None if first_dealer is None else first_dealer - 1,
-            time=time,
-            replay_path=paths[k],
-        )
-        for k in range(games)
-    ]
-    if not as_json:
-        shown = "" if any(humans) else f"seed {seeds[0]}  "  # a person must not see the seed before playing
-        typer.echo(f"{shown}rules {r.name}  {r.rounds} round(s)  {games} game(s)")
+    setup = PlaySetup(
+        seats=(bot1, bot2), rules=rules, rounds=rounds, seed=seed, deals=deals, first_dealer=first_dealer,
+        replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
+        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
+    )  # fmt: skip
     tally = [0, 0, 0]
 
-    def report(result: MatchResult) -> None:
-        k = int(result.match_id[2:]) - 1
+    def started(plan: Plan) -> None:
+        if not as_json:
+            shown = "" if plan.human else f"seed {plan.seeds[0]}  "  # a person must not see the seed before playing
+            typer.echo(f"{shown}rules {plan.rules.name}  {plan.rules.rounds} round(s)  {games} game(s)")
+
+    def report(result: MatchResult, replay_path: Path | None) -> None:
         tally[2 if result.winner is None else result.winner] += 1
         if as_json:
-            typer.echo(
-                json.dumps({**result.to_json(), "replay": None if paths[k] is None else str(paths[k])})
-            )
+            typer.echo(json.dumps({**result.to_json(), "replay": None if replay_path is None else str(replay_path)}))
         else:
-            typer.echo("\n".join(summary_lines(result, paths[k])))
+            typer.echo("\n".join(summary_lines(result, replay_path)))
 
     try:
-        run = run_human_matches if any(humans) else run_matches
-        run((bot1, bot2), configs, log_dir=log_dir, limits=limits, on_result=report)
-    except MatchInterrupted as exc:
-        fail(str(exc), 143)
-    except KeyboardInterrupt:
-        fail("interrupted; every bot was stopped", 130)
-    except OSError as exc:
-        fail(f"cannot write: {exc}")
+        play(setup, on_start=started, on_result=report)
+    except PlayError as exc:
+        fail(str(exc), exc.code)
     if games > 1 and not as_json:
         typer.echo(f"games: seat 1 won {tally[0]}, seat 2 won {tally[1]}, draws {tally[2]}")
 

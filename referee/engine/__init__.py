@@ -9,7 +9,9 @@ The whole game is three functions over an immutable :class:`State`::
         for event in state.events: ...            # what that step did, with full information
 
 ``observe(state, seat)`` is the only builder of what a seat may know; ``visible_event(event, seat)`` is the only
-filter of events for a seat. ``score(captured, rules, koikoi_calls)`` scores a capture pile. Seats are 0 and 1 here.
+filter of events for a seat; both return typed values. ``score(captured, rules, koikoi_calls)`` scores a capture pile.
+Seats are 0 and 1 here. No wire format lives here: :mod:`referee.protocol` turns these values into ``koikoi/1``
+messages (the engine keeps only the ``--deals`` line form of a :class:`Deal`).
 """
 
 from referee.engine.cards import CARD_IDS, Card, Kind, Mask, card, card_id, cards_of, ids_of, mask_of, mask_of_ids
@@ -23,8 +25,12 @@ from referee.engine.events import (
     MatchEnd,
     Misdeal,
     Play,
+    PublicEvent,
     RoundEnd,
     RoundStart,
+    SeatEvent,
+    SeatMisdeal,
+    SeatRoundStart,
     YakuMade,
 )
 from referee.engine.rules import PRESETS, Rules, load_rules, rules_from_dict
@@ -37,7 +43,6 @@ from referee.engine.state import (
     Phase,
     RoundResult,
     State,
-    action_from_json,
     apply,
     deals_from_lines,
     hand_yaku,
@@ -46,15 +51,15 @@ from referee.engine.state import (
     new_match,
     shuffled_deal,
 )
-from referee.engine.views import View, full_event, observe, public_event, visible_event
+from referee.engine.views import DECISIONS, View, observe, visible_event
 from referee.engine.yaku import HandYaku, Score, Yaku, YakuScore, koikoi_total, score
 
 __all__ = [
-    "CARD_IDS", "KOIKOI", "PRESETS", "STOP", "Action", "ActionKind", "Card", "Deal", "DealError", "Draw",
-    "DrawCapture", "EngineError", "Event", "HandYaku", "HandYakuMade", "IllegalActionError", "Kind", "KoikoiDecision",
-    "Mask", "MatchEnd", "Misdeal", "Phase", "Play", "RoundEnd", "RoundResult", "RoundStart", "Rules", "RulesError",
-    "Score", "State", "UnknownCardError", "View", "Yaku", "YakuMade", "YakuScore", "action_from_json", "apply",
-    "card", "card_id", "cards_of", "deals_from_lines", "full_event", "hand_yaku", "ids_of", "is_legal",
-    "koikoi_total", "legal_actions", "load_rules", "mask_of", "mask_of_ids", "new_match", "observe", "public_event",
-    "rules_from_dict", "score", "shuffled_deal", "visible_event",
+    "CARD_IDS", "DECISIONS", "KOIKOI", "PRESETS", "STOP", "Action", "ActionKind", "Card", "Deal", "DealError",
+    "Draw", "DrawCapture", "EngineError", "Event", "HandYaku", "HandYakuMade", "IllegalActionError", "Kind",
+    "KoikoiDecision", "Mask", "MatchEnd", "Misdeal", "Phase", "Play", "PublicEvent", "RoundEnd", "RoundResult",
+    "RoundStart", "Rules", "RulesError", "Score", "SeatEvent", "SeatMisdeal", "SeatRoundStart", "State",
+    "UnknownCardError", "View", "Yaku", "YakuMade", "YakuScore", "apply", "card", "card_id", "cards_of",
+    "deals_from_lines", "hand_yaku", "ids_of", "is_legal", "koikoi_total", "legal_actions", "load_rules", "mask_of",
+    "mask_of_ids", "new_match", "observe", "rules_from_dict", "score", "shuffled_deal", "visible_event",
 ]  # fmt: skip

@@ -3,7 +3,9 @@
 Events are plain slotted records (not frozen, for speed on the match loop's hot path): treat them as read-only.
 
 :func:`referee.engine.apply` records the events of each step in ``state.events``. Events carry hidden cards (hands,
-stock order); :func:`referee.engine.views.visible_event` is the only function that turns one into what a seat may see.
+stock order); :func:`referee.engine.views.visible_event` is the only function that turns one into what a seat may see:
+a deal becomes a :class:`SeatRoundStart` or :class:`SeatMisdeal`, every other event is public as it is. Seats are 0
+and 1 here; :mod:`referee.protocol` renumbers them for the wire.
 """
 
 from __future__ import annotations
@@ -119,3 +121,32 @@ Event = (
     Misdeal | RoundStart | HandYakuMade | Play | Draw | DrawCapture | YakuMade | KoikoiDecision | RoundEnd | MatchEnd
 )
 """Any event."""
+
+
+@dataclass(slots=True)
+class SeatRoundStart:
+    """A round dealt, as one seat sees it: its own hand, the field, and counts of the hidden cards."""
+
+    round: int
+    dealer: int
+    leader: int
+    hand: Mask
+    field: Mask
+    opponent_hand_size: int
+    stock_size: int
+
+
+@dataclass(slots=True)
+class SeatMisdeal:
+    """A deal thrown in, as a seat sees it: the reason and the field (no hand, no stock)."""
+
+    round: int
+    reason: str
+    field: Mask
+
+
+PublicEvent = HandYakuMade | Play | Draw | DrawCapture | YakuMade | KoikoiDecision | RoundEnd | MatchEnd
+"""An event that holds no hidden card: every seat sees it as it is."""
+
+SeatEvent = SeatRoundStart | SeatMisdeal | PublicEvent
+"""What a seat may see of an event (:func:`referee.engine.views.visible_event`)."""

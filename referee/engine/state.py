@@ -75,16 +75,6 @@ class Action(NamedTuple):
     card: Card = -1
     target: Card = -1
 
-    def to_json(self) -> dict[str, Any]:
-        """Wire form: ``{"play": id}``, ``{"play": id, "capture": id}``, ``{"capture": id}``, ``{"koikoi": bool}``."""
-        if self.kind is _AK_PLAY:
-            if self.target >= 0:
-                return {"play": C.CARD_IDS[self.card], "capture": C.CARD_IDS[self.target]}
-            return {"play": C.CARD_IDS[self.card]}
-        if self.kind is _AK_CHOOSE:
-            return {"capture": C.CARD_IDS[self.target]}
-        return {"koikoi": self.kind is _AK_KOIKOI}
-
     def __str__(self) -> str:
         if self.kind is _AK_PLAY:
             tail = f" capture {C.CARD_IDS[self.target]}" if self.target >= 0 else ""
@@ -104,26 +94,6 @@ _PLAY: tuple[tuple[Action, ...], ...] = tuple(
 _CHOOSE: tuple[tuple[Action, ...], ...] = tuple(
     tuple(Action(_AK_CHOOSE, c, t) for t in range(48)) for c in range(48)
 )
-
-
-def action_from_json(data: Mapping[str, Any], state: State) -> Action:
-    """The action of a wire form in ``state`` (for CHOOSE the drawn card comes from the state).
-
-    Raises :class:`IllegalActionError` for a malformed form or unknown card; legality is checked by :func:`apply`.
-    """
-    try:
-        keys = set(data)
-        if keys == {"koikoi"} and isinstance(data["koikoi"], bool):
-            return KOIKOI if data["koikoi"] else STOP
-        if keys == {"play"}:
-            return Action(_AK_PLAY, C.card(data["play"]))
-        if keys == {"play", "capture"}:
-            return Action(_AK_PLAY, C.card(data["play"]), C.card(data["capture"]))
-        if keys == {"capture"}:
-            return Action(_AK_CHOOSE, state.pending, C.card(data["capture"]))
-    except (UnknownCardError, TypeError) as exc:
-        raise IllegalActionError(f"bad action {dict(data)!r}: {exc}") from None
-    raise IllegalActionError(f"bad action {dict(data)!r}: expected play, play+capture, capture or koikoi")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,33 +2,20 @@
 
 :func:`observe` builds a seat's view of a state; :func:`visible_event` turns a full-information event into what that
 seat may see of it. Both take the seat explicitly, and neither ever copies the opponent's hand or the stock order.
+Both return typed values with seats 0 and 1; :mod:`referee.protocol` alone turns them into wire messages.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from referee.engine import cards as C
 from referee.engine.cards import Mask
-from referee.engine.events import (
-    Draw,
-    DrawCapture,
-    Event,
-    HandYakuMade,
-    KoikoiDecision,
-    MatchEnd,
-    Misdeal,
-    Play,
-    RoundEnd,
-    RoundStart,
-    YakuMade,
-)
+from referee.engine.events import Event, Misdeal, RoundStart, SeatEvent, SeatMisdeal, SeatRoundStart
 from referee.engine.state import Action, Phase, State, legal_actions
 from referee.engine.yaku import Score, score
 
 DECISIONS = {Phase.PLAY: "play", Phase.DRAW_CHOICE: "capture", Phase.KOIKOI: "koikoi"}
-"""The wire name of the decision due in each phase."""
+"""The name of the decision due in each phase (as the protocol and replays spell it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,28 +40,6 @@ class View:
     koikoi_calls: tuple[int, int]
     yaku: tuple[Score, Score]
     legal: tuple[Action, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """Wire form: card ids, and seats numbered 1 and 2 (per-seat pairs are in seat order)."""
-        return {
-            "seat": self.seat + 1,
-            "round": self.round,
-            "rounds": self.rounds,
-            "dealer": self.dealer + 1,
-            "leader": self.leader + 1,
-            "turn": self.turn,
-            "to_move": None if self.to_move is None else self.to_move + 1,
-            "decision": self.decision,
-            "hand": C.ids_of(self.hand),
-            "field": C.ids_of(self.field),
-            "captured": [C.ids_of(self.captured[0]), C.ids_of(self.captured[1])],
-            "opponent_hand_size": self.opponent_hand_size,
-            "stock_size": self.stock_size,
-            "drawn": C.CARD_IDS[self.drawn] if self.drawn >= 0 else None,
-            "scores": list(self.scores),
-            "koikoi_calls": list(self.koikoi_calls),
-            "yaku": [self.yaku[0].to_json(), self.yaku[1].to_json()],
-        }
 
 
 def observe(state: State, seat: int) -> View:
@@ -106,69 +71,21 @@ def observe(state: State, seat: int) -> View:
     )
 
 
-def visible_event(event: Event, seat: int) -> dict[str, Any]:
-    """What ``seat`` may see of ``event``, in wire form (card ids, seats 1 and 2)."""
+def visible_event(event: Event, seat: int) -> SeatEvent:
+    """What ``seat`` (0 or 1) may see of ``event``: a deal keeps only that seat's hand and counts of the hidden
+    cards; every other event is public and comes back as it is."""
+    if seat not in (0, 1):
+        raise ValueError("seat must be 0 or 1")
     if isinstance(event, RoundStart):
-        return {
-            "event": "round_start",
-            "round": event.round,
-            "dealer": event.dealer + 1,
-            "leader": event.leader + 1,
-            "hand": C.ids_of(event.hands[seat]),
-            "field": C.ids_of(event.field),
-            "opponent_hand_size": event.hands[1 - seat].bit_count(),
-            "stock_size": len(event.stock),
-        }
-    if isinstance(event, Misdeal):
-        return {"event": "misdeal", "round": event.round, "reason": event.reason, "field": C.ids_of(event.field)}
-    return public_event(event)
-
-
-def public_event(event: Event) -> dict[str, Any]:
-    """The wire form of an event that holds no hidden card (everything but deals)."""
-    if isinstance(event, Play):
-        return {"event": "play", "seat": event.seat + 1, "card": C.CARD_IDS[event.card],
-                "captured": C.ids_of(event.captured)}  # fmt: skip
-    if isinstance(event, Draw):
-        return {"event": "draw", "seat": event.seat + 1, "card": C.CARD_IDS[event.card],
-                "captured": C.ids_of(event.captured), "choice": event.choice}  # fmt: skip
-    if isinstance(event, DrawCapture):
-        return {"event": "draw_capture", "seat": event.seat + 1, "card": C.CARD_IDS[event.card],
-                "captured": C.ids_of(event.captured)}  # fmt: skip
-    if isinstance(event, YakuMade):
-        return {"event": "yaku", "seat": event.seat + 1, "points": event.points, "yaku": list(event.yaku),
-                "last_turn": event.last_turn}  # fmt: skip
-    if isinstance(event, KoikoiDecision):
-        return {"event": "koikoi", "seat": event.seat + 1, "koikoi": event.koikoi, "calls": event.calls}
-    if isinstance(event, HandYakuMade):
-        return {"event": "hand_yaku", "seat": event.seat + 1, "name": event.name, "points": event.points}
-    if isinstance(event, RoundEnd):
-        return {
-            "event": "round_end", "round": event.round,
-            "winner": None if event.winner is None else event.winner + 1,
-            "points": event.points, "reason": event.reason,
-            "yaku": [{"name": n, "points": p} for n, p in event.yaku],
-            "koikoi_calls": list(event.koikoi_calls), "scores": list(event.scores),
-        }  # fmt: skip
-    if isinstance(event, MatchEnd):
-        return {"event": "match_end", "winner": None if event.winner is None else event.winner + 1,
-                "scores": list(event.scores), "rounds": event.rounds, "reason": event.reason}  # fmt: skip
-    raise TypeError(f"not a public event: {event!r}")
-
-
-def full_event(event: Event) -> dict[str, Any]:
-    """The wire form of an event with full information (for replays, never for a seat)."""
-    if isinstance(event, RoundStart | Misdeal):
-        d: dict[str, Any] = {"event": "round_start" if isinstance(event, RoundStart) else "misdeal",
-                             "round": event.round}  # fmt: skip
-        if isinstance(event, RoundStart):
-            d.update(dealer=event.dealer + 1, leader=event.leader + 1)
-        else:
-            d["reason"] = event.reason
-        d.update(
-            hands=[C.ids_of(event.hands[0]), C.ids_of(event.hands[1])],
-            field=C.ids_of(event.field),
-            stock=[C.CARD_IDS[c] for c in event.stock],
+        return SeatRoundStart(
+            round=event.round,
+            dealer=event.dealer,
+            leader=event.leader,
+            hand=event.hands[seat],
+            field=event.field,
+            opponent_hand_size=event.hands[1 - seat].bit_count(),
+            stock_size=len(event.stock),
         )
-        return d
-    return public_event(event)
+    if isinstance(event, Misdeal):
+        return SeatMisdeal(round=event.round, reason=event.reason, field=event.field)
+    return event

@@ -1,7 +1,7 @@
 """Re-simulation: a replay's records played through the engine, line by line.
 
 :class:`Simulation` reads a file with the strict reader (:class:`referee.replay.reader.ReplayReader`), starts the
-engine from the header, checks every event line against the engine's ``full_event``, every decision's legal set
+engine from the header, checks every event line against the ``full_event_json``, every decision's legal set
 and action against ``legal_actions``, and the result against the final state. It yields one :class:`Step` per
 line with the engine state after it, so verify, show and the HTML viewer all see the match as the engine plays
 it, never as the file tells it. The first disagreement is a :class:`LineError` naming the line.
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.engine import Event, MatchEnd, State, apply, full_event, legal_actions, new_match
+from referee.engine import Event, MatchEnd, State, apply, legal_actions, new_match
 from referee.engine.views import DECISIONS
+from referee.protocol import action_json, full_event_json
 from referee.replay.reader import (
     Decision,
     EventLine,
@@ -133,7 +134,7 @@ class Simulation:
             if not self._pending:
                 raise _Mismatch(f"an event line where the engine has no event ({self._due()})")
             event = self._pending.pop(0)
-            expected = full_event(event)
+            expected = full_event_json(event)
             if not _same(record.data, expected):
                 raise _Mismatch(f"event differs from the engine: {_diff(record.data, expected)}")
             self._events_seen += 1
@@ -156,7 +157,7 @@ class Simulation:
         assert state is not None
         if self._pending:
             raise _Mismatch(
-                f"a decision line where the engine still has the event {_short(full_event(self._pending[0]))}"
+                f"a decision line where the engine still has the event {_short(full_event_json(self._pending[0]))}"
             )
         if state.is_over:
             raise _Mismatch("a decision line after the end of the match")
@@ -165,7 +166,7 @@ class Simulation:
         if d.decision != DECISIONS[state.phase]:
             raise _Mismatch(f"decision: {d.decision}, but the engine expects {DECISIONS[state.phase]}")
         legal = legal_actions(state)
-        wire = [a.to_json() for a in legal]
+        wire = [action_json(a) for a in legal]
         if not _same(list(d.legal), wire):
             raise _Mismatch(f"decision: legal actions differ from the engine: {_diff(list(d.legal), wire)}")
         matches = [i for i, w in enumerate(wire) if _same(w, d.action)]
@@ -182,14 +183,14 @@ class Simulation:
             if state.is_over:
                 raise _Mismatch("result: a forfeit after the end of the match")
             if self._pending and self._events_seen:
-                raise _Mismatch(f"result: the engine still has the event {_short(full_event(self._pending[0]))}")
+                raise _Mismatch(f"result: the engine still has the event {_short(full_event_json(self._pending[0]))}")
             if r.winner not in (1 - r.forfeit.seat, None):
                 raise _Mismatch(f"result: winner {r.winner + 1} after a forfeit by seat {r.forfeit.seat + 1}")
             expected: dict[str, Any] = {"scores": list(state.scores), "rounds": state.round}
             got: dict[str, Any] = {"scores": list(r.scores), "rounds": r.rounds}
         else:
             if self._pending:
-                raise _Mismatch(f"result: the engine still has the event {_short(full_event(self._pending[0]))}")
+                raise _Mismatch(f"result: the engine still has the event {_short(full_event_json(self._pending[0]))}")
             if not state.is_over:
                 raise _Mismatch(f"result line before the end of the match ({self._due()})")
             end = state.events[-1]

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.engine import full_event, visible_event
+from referee.engine import visible_event
+from referee.protocol import event_json, full_event_json
 from referee.replay.reader import Decision, EventLine, Header, Hello, LineError, ReplayError
 from referee.replay.replayer import Simulation, Step
 from referee.replay.safe import printable
@@ -107,7 +108,7 @@ def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
         return [f"seat {r.seat + 1}: {r.name}{version}"]
     if isinstance(r, EventLine):
         assert step.event is not None
-        shown = full_event(step.event) if seat is None else visible_event(step.event, seat - 1)
+        shown = full_event_json(step.event) if seat is None else event_json(visible_event(step.event, seat - 1))
         return _render_event(shown, seat)
     if isinstance(r, Decision):
         if seat is not None and r.seat != seat - 1:

@@ -1,13 +1,14 @@
-"""The seats a match talks to: the :class:`Seat` interface and :class:`BotSeat`, a bot program over
-stdin/stdout.
+"""The :class:`Seat` interface every seat implements (a bot process, a person, a scripted seat), and
+:class:`SeatFailure`.
 
 A seat owns the per-process counters of the protocol: :meth:`Seat.decide` gives each request the next ``id``
 of that process (written into the request dict), :meth:`Seat.start` and :meth:`Seat.new_match` set
 ``match.index``.
 
-Every failure of a seat is a :class:`SeatFailure` with one of the failure names of ``docs/design.md``:
-``timeout``, ``crash``, ``invalid_json``, ``invalid_message``, ``illegal_action`` (raised by the match, which
-checks legality), ``oversized_line``, ``protocol_mismatch``.
+Every failure of a seat is a :class:`SeatFailure` carrying a :class:`~referee.records.Failure`. A seat raises
+those only it can see (no answer in time, a crash, an oversized line, a person who quits); the match raises
+those of the content of a line, which :mod:`referee.protocol` checks (not JSON, a malformed or stray message,
+an illegal action, another protocol).
 
 A bot that writes a line nobody asked for (two answers to one request, an answer to an event) is caught when
 the next answer is read: the stray line comes first, its ``id`` (or ``type``) does not answer the new request,
@@ -20,19 +21,14 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from referee.errors import RefereeError
-
-FAILURES = (
-    "timeout", "crash", "invalid_json", "invalid_message", "illegal_action", "oversized_line",
-    "protocol_mismatch",
-)  # fmt: skip
-"""The failure names a seat (or the match, for ``illegal_action``) records."""
+from referee.records import Failure
 
 
 class SeatFailure(RefereeError):
-    """A seat broke the rules of the match: ``reason`` is one of :data:`FAILURES`, ``detail`` says what
-    happened."""
+    """A seat broke the rules of the match: ``reason`` says how (a :class:`~referee.records.Failure`),
+    ``detail`` what happened."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: Failure, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
@@ -40,17 +36,33 @@ class SeatFailure(RefereeError):
 
 class Seat(ABC):
     """One side of a match. The match calls :meth:`start` (or :meth:`new_match`), then :meth:`send` and
-    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat."""
+    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat.
 
-    name: str = "seat"
-    started: bool = False
-    failed: SeatFailure | None = None  # set when the seat forfeits; such a seat is not reused
+    Every member the match and the replay read is declared here and set by :meth:`__init__`: ``name`` and
+    ``version`` (replaced by those of the seat's ``hello``), ``command`` (what the replay header records),
+    ``timed`` (whether time beyond ``move_ms`` is charged to the bank: a person has no clock), ``started``
+    and ``failed`` (set when the seat forfeits; such a seat is not reused).
+    """
+
+    name: str
+    version: str | None
+    command: str
+    timed: bool
+    started: bool
+    failed: SeatFailure | None
+
+    def __init__(self, name: str, *, command: str, timed: bool = True) -> None:
+        self.name = name
+        self.version = None
+        self.command = command
+        self.timed = timed
+        self.started = False
+        self.failed = None
 
     @abstractmethod
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Start the seat, send ``hello`` (its ``match.index`` is set here) and read the answer.
-
-        Raises :class:`SeatFailure`."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Start the seat, send ``hello`` (its ``match.index`` is set here) and return the answer line, which
+        the match checks (:func:`referee.protocol.check_hello`). Raises :class:`SeatFailure`."""
 
     @abstractmethod
     async def new_match(self, msg: dict[str, Any]) -> None:
@@ -75,12 +87,11 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
-        """Send ``request`` (its ``id`` is set here) and return the answer and the milliseconds it took.
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` (its ``id`` is set here) and return the answer line and the milliseconds it took.
 
-        The answer is ``{"type": "action", "id": n, "action": {...}}`` with a well-formed action answering
-        this
-        request; whether it is legal is the match's business. Raises :class:`SeatFailure`."""
+        The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
+        Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
 
     @abstractmethod
     async def close(self) -> None:

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from referee.protocol import BotAction, BotHello, ProtocolError, bye_message, encode, parse_bot_message
+from referee.protocol import bye_message, encode
+from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.process import (
     MAX_LINE,
@@ -45,12 +46,8 @@ class BotSeat(Seat):
         stderr_cap: int = STDERR_CAP,
         limits: Limits | None = None,
     ) -> None:
-        self.command = command
-        self.name = default_name(command)
-        self.version: str | None = None
-        self.started = False
+        super().__init__(default_name(command), command=command)
         self.matches = 0
-        self.failed: SeatFailure | None = None
         self.process = BotProcess(
             command,
             label=label,
@@ -62,7 +59,7 @@ class BotSeat(Seat):
         self._next_id = 1
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
 
-    def _fail(self, reason: str, detail: str) -> SeatFailure:
+    def _fail(self, reason: Failure, detail: str) -> SeatFailure:
         failure = SeatFailure(reason, detail)
         self.failed = failure
         return failure
@@ -72,9 +69,9 @@ class BotSeat(Seat):
         try:
             return await self.process.read_line()
         except LineTooLongError as exc:
-            raise self._fail("oversized_line", str(exc)) from None
+            raise self._fail(Failure.OVERSIZED_LINE, str(exc)) from None
         except BotClosedError:
-            raise self._fail("crash", await self.process.exit_text()) from None
+            raise self._fail(Failure.CRASH, await self.process.exit_text()) from None
 
     def _write(self, data: bytes) -> None:
         if self._held:
@@ -83,11 +80,11 @@ class BotSeat(Seat):
         try:
             self.process.write(data)
         except BotClosedError as exc:
-            self.failed = SeatFailure("crash", str(exc))
+            self.failed = SeatFailure(Failure.CRASH, str(exc))
             raise self.failed from None
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Start the process, send ``hello`` and read the bot's ``hello`` within ``timeout_s``."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Start the process, send ``hello`` and return the bot's first line, read within ``timeout_s``."""
         self.matches += 1
         hello["match"]["index"] = self.matches
         try:
@@ -95,20 +92,12 @@ class BotSeat(Seat):
                 try:
                     await self.process.start()
                 except BotCommandError as exc:
-                    raise self._fail("crash", str(exc)) from None
+                    raise self._fail(Failure.CRASH, str(exc)) from None
                 self.started = True
                 self._write(encode(hello))
-                line = await self._read()
+                return await self._read()
         except TimeoutError:
-            raise self._fail("timeout", f"no hello within {timeout_s * 1000:.0f} ms") from None
-        try:
-            msg = parse_bot_message(line)
-        except ProtocolError as exc:
-            raise self._fail(exc.reason, f"hello: {exc}") from None
-        if not isinstance(msg, BotHello):
-            raise self._fail("invalid_message", f"expected a hello, got a {msg.type!r} message")
-        self.name = msg.name
-        self.version = msg.version
+            raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms") from None
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Send ``new_match`` to the running bot."""
@@ -133,8 +122,9 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
-        """Send ``request`` with the next id and read the bot's ``action`` within ``timeout_s``."""
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` with the next id; return the bot's next line, read within ``timeout_s``, and the
+        milliseconds it took."""
         rid = self._next_id
         self._next_id = rid + 1
         request["id"] = rid
@@ -146,21 +136,9 @@ class BotSeat(Seat):
                 line = await self._read()
         except TimeoutError:
             raise self._fail(
-                "timeout", f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
+                Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
             ) from None
-        ms = (time.perf_counter() - t0) * 1000.0
-        try:
-            msg = parse_bot_message(line)
-        except ProtocolError as exc:
-            raise self._fail(exc.reason, f"request {rid}: {exc}") from None
-        if not isinstance(msg, BotAction):
-            raise self._fail("invalid_message", f"expected an action for request {rid}, got a {msg.type!r}")
-        if msg.id != rid:
-            raise self._fail(
-                "invalid_message",
-                f"action id {msg.id} does not answer request {rid} (a stale or stray answer?)",
-            )
-        return {"type": "action", "id": rid, "action": msg.action_json()}, ms
+        return line, (time.perf_counter() - t0) * 1000.0
 
     async def close(self) -> None:
         """Send ``bye`` (best effort), then end the process and its whole group."""

@@ -6,7 +6,8 @@ messages, the same ones a bot gets — and reads the person's choices from stand
 match's event loop. The person has no clock (``timed`` is False: decision times are recorded, never charged).
 
 ``q``, Ctrl-C or the end of input ends the match as a forfeit of this seat with the reason ``quit``; the
-match then records a result, and the bots are closed as usual.
+match then records a result, and the bots are closed as usual; :func:`referee.match.run_matches` plays no
+further match after a person quit.
 """
 
 from __future__ import annotations
@@ -17,17 +18,16 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
-from referee.match import MatchConfig, MatchResult, play_match, run_sync
-from referee.seats import BotSeat, Seat, SeatFailure
-from referee.seats.process import Limits
+from referee.protocol import action_answer, encode, hello_answer
+from referee.records import Failure
+from referee.seats.base import Seat, SeatFailure
 from referee.seats.render import Renderer, card_name, flow
 
 HUMAN = "human"
@@ -194,14 +194,8 @@ class _Quit(Exception):
 class HumanSeat(Seat):
     """A person at the terminal: reads choices from ``stdin_fd``, writes to ``console``."""
 
-    timed = False
-
     def __init__(self, name: str = HUMAN, *, stdin_fd: int = 0, console: Console | None = None) -> None:
-        self.name = name
-        self.command = HUMAN
-        self.version: str | None = None
-        self.started = False
-        self.failed: SeatFailure | None = None
+        super().__init__(name, command=HUMAN, timed=False)
         self.console = console if console is not None else make_console()
         ascii_only = not _can_encode("★◆▬·─", self.console.encoding)
         self.renderer = Renderer(1, width=min(self.console.width, 100), ascii_only=ascii_only)
@@ -222,18 +216,19 @@ class HumanSeat(Seat):
             self.console.print(line)
 
     def _fail(self, detail: str) -> SeatFailure:
-        self.failed = SeatFailure("quit", detail)
+        self.failed = SeatFailure(Failure.QUIT, detail)
         return self.failed
 
     # --- the Seat interface -------------------------------------------------------------------------------
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> None:
-        """Greet the person (no answer is read; a person has no start-up clock)."""
+    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Greet the person and answer with the person's name (a person has no start-up clock)."""
         self._matches += 1
         hello["match"]["index"] = self._matches
         self.started = True
         self._install_sigint()
         self._greet(hello)
+        return encode(hello_answer(self.name))
 
     async def new_match(self, msg: dict[str, Any]) -> None:
         """Announce the next match."""
@@ -266,7 +261,7 @@ class HumanSeat(Seat):
         if self._interrupt is not None and not any(m.get("event") == "match_end" for m in msgs):
             raise self._fail(self._interrupt)
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], float]:
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
         """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply)."""
         rid = self._next_id
         self._next_id = rid + 1
@@ -280,7 +275,8 @@ class HumanSeat(Seat):
             self._print(Text(f"You quit ({q.detail.removeprefix('the player ')}): the match ends as your forfeit.",
                              style="bold"))  # fmt: skip
             raise self._fail(q.detail) from None
-        return {"type": "action", "id": rid, "action": action}, (time.perf_counter() - t0) * 1000.0
+        ms = (time.perf_counter() - t0) * 1000.0
+        return encode(action_answer(rid, action)), ms
 
     async def close(self) -> None:
         """Give Ctrl-C back to the program."""
@@ -434,43 +430,3 @@ class HumanSeat(Seat):
         else:
             self._print(Text("\nCtrl-C: you quit once the opponent has moved (Ctrl-C again to stop at once).",
                              style="bold"))  # fmt: skip
-
-
-def run_human_matches(
-    commands: tuple[str, str],
-    configs: Sequence[MatchConfig],
-    *,
-    log_dir: Path | None = None,
-    limits: Limits | None = None,
-    on_result: Callable[[MatchResult], None] | None = None,
-) -> list[MatchResult]:
-    """Like :func:`referee.match.run_matches`, with the seat whose spec :func:`is_human` played by the person
-    at the terminal. Stops after a match the person quit; always kills the bots' process groups."""
-    at = 0 if is_human(commands[0]) else 1
-    if not is_human(commands[at]) or is_human(commands[1 - at]):
-        raise ValueError("exactly one seat must be human")
-
-    async def main() -> list[MatchResult]:
-        human = HumanSeat(human_name(commands[at]))
-        bot: BotSeat | None = None
-        results: list[MatchResult] = []
-        try:
-            for config in configs:
-                if human.failed is not None:
-                    break
-                if bot is None or bot.failed is not None:
-                    if bot is not None:
-                        await bot.close()
-                    log = None if log_dir is None else log_dir / f"{config.match_id}-seat{2 - at}.log"
-                    bot = BotSeat(commands[1 - at], label=f"seat{2 - at}", stderr_path=log, limits=limits)
-                pair: tuple[Seat, Seat] = (human, bot) if at == 0 else (bot, human)
-                result = await play_match(pair, config)
-                results.append(result)
-                if on_result is not None:
-                    on_result(result)
-        finally:
-            await asyncio.gather(human.close(), *([bot.close()] if bot is not None else []),
-                                 return_exceptions=True)  # fmt: skip
-        return results
-
-    return run_sync(main)

@@ -1,76 +1,25 @@
-"""The wire format ``koikoi/1``: pydantic models of every message, builders, an encoder, the bot-line parser.
+"""The ``koikoi/1`` messages as pydantic models, both directions, and the JSON Schema made from them.
 
-Referee → bot messages are plain dicts built by :func:`hello_message`, :func:`new_match_message`,
-:func:`event_message`, :func:`request_message`, :func:`error_message` and :func:`bye_message` (the fast path:
-a dict and one ``json.dumps`` per line) and written with :func:`encode`. Their models (:data:`RefereeMessage`)
-describe them for the JSON Schema and for tests; :func:`validate_referee_message` checks a built dict.
-
-Bot → referee lines go through :func:`parse_bot_message` (one pydantic ``TypeAdapter`` built once), then
-:func:`check_action` for an answer to a request. Every failure is a :class:`ProtocolError` whose ``reason``
-is the failure name of the match (``invalid_json``, ``invalid_message``, ``illegal_action``,
-``protocol_mismatch``).
-
-The view and the events come only from :func:`referee.engine.observe` and
-:func:`referee.engine.visible_event`. Seats are 1 and 2 on the wire; the builders take engine seats 0 and 1.
+The referee builds its messages as plain dicts (:mod:`referee.protocol.wire`, the fast path); these models
+describe them for the schema and for tests. A bot's lines are validated against :data:`BotMessage`
+(:mod:`referee.protocol.checks`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Literal, Protocol, TypeAlias
+import re
+from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter
 
-from referee.engine import CARD_IDS, Event, HandYaku, Rules, View, Yaku, visible_event
-from referee.errors import RefereeError
+from referee.engine import CARD_IDS, HandYaku, Yaku
 
 PROTOCOL_VERSION = "koikoi/1"
 """The protocol version sent in ``hello`` and accepted in a bot's ``hello``."""
 
 NAME_MAX = 64
 """The longest bot name (and version string) accepted."""
-
-__all__ = [
-    "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
-    "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
-    "ProtocolMismatch", "RefereeMessage", "RequestMsg", "TimeLimits", "bye_message", "check_action", "encode",
-    "error_message", "event_message", "hello_message", "new_match_message", "parse_bot_message",
-    "request_message", "validate_referee_message",
-]  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------------- errors
-
-
-class ProtocolError(RefereeError):
-    """A bot broke the protocol. ``reason`` is the failure name recorded for the match."""
-
-    reason: ClassVar[str] = "invalid_message"
-
-
-class InvalidJson(ProtocolError):
-    """The line is not one JSON value in UTF-8."""
-
-    reason = "invalid_json"
-
-
-class InvalidMessage(ProtocolError):
-    """Valid JSON, but not a message the bot may send now: schema, wrong ``type``, wrong ``id``."""
-
-    reason = "invalid_message"
-
-
-class IllegalAction(ProtocolError):
-    """A well-formed answer whose action is not one element of ``legal``."""
-
-    reason = "illegal_action"
-
-
-class ProtocolMismatch(ProtocolError):
-    """The bot's ``hello`` names another protocol than ``koikoi/1``."""
-
-    reason = "protocol_mismatch"
 
 
 # ---------------------------------------------------------------------------------------- shared parts
@@ -151,7 +100,7 @@ class ScoreMsg(_Model):
 
 
 class ViewMsg(_Model):
-    """Everything the seat may know, as ``View.to_json()`` gives it. Pairs are indexed by seat (1, 2)."""
+    """Everything the seat may know (built by ``view_json``). Pairs are indexed by seat (1, 2)."""
 
     seat: WireSeat
     round: Annotated[int, Field(ge=1)]
@@ -363,12 +312,20 @@ RefereeMessage = Annotated[
 # --------------------------------------------------------------------------------------- bot → referee
 
 
+_UNSHOWABLE = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+"""Characters a name may not hold: C0 and C1 control characters and DEL, and the bidirectional overrides and
+isolates (U+202A..U+202E, U+2066..U+2069), which would make a name shown in a terminal, a report or a page
+read as something else. As a regular expression class body, valid in Python, Rust and JSON Schema."""
+_UNSHOWABLE_RE = re.compile(f"[{_UNSHOWABLE}]")
+
+
 class BotHello(_Model):
-    """The bot's answer to ``hello``: its name, optionally its version and the protocol it speaks."""
+    """The bot's answer to ``hello``: its name, optionally its version and the protocol it speaks. Neither name
+    nor version may hold control characters (C0, DEL, C1) or bidirectional overrides and isolates."""
 
     type: Literal["hello"]
-    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")]
-    version: Annotated[str, Field(max_length=NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=f"^[^{_UNSHOWABLE}]+$")]
+    version: Annotated[str, Field(max_length=NAME_MAX, pattern=f"^[^{_UNSHOWABLE}]*$")] | None = None
     protocol: str | None = Field(default=None, description='Must be "koikoi/1" when given.')
 
 
@@ -389,155 +346,6 @@ BotMessage = Annotated[BotHello | BotAction, Field(discriminator="type")]
 
 _BOT_ADAPTER: TypeAdapter[BotHello | BotAction] = TypeAdapter(BotMessage)
 _REFEREE_ADAPTER: TypeAdapter[Any] = TypeAdapter(RefereeMessage)
-
-
-_ACTION_FORMS = '{"play": id}, {"play": id, "capture": id}, {"capture": id} or {"koikoi": bool}'
-
-
-def _describe(exc: ValidationError) -> str:
-    """A one-line summary of a validation error: at most three problems, each cut short."""
-    parts: list[str] = []
-    for err in exc.errors(include_url=False, include_input=False):
-        loc = err["loc"]
-        if loc[:2] == ("action", "action") and len(loc) > 2:
-            text = f"action.action: expected {_ACTION_FORMS} with canonical card ids"
-        else:
-            text = f"{'.'.join(str(x) for x in loc) or 'message'}: {err['msg']}"
-        if text not in parts:
-            parts.append(text[:160])
-        if len(parts) == 3:
-            break
-    return "; ".join(parts)
-
-
-def parse_bot_message(line: bytes | str) -> BotHello | BotAction:
-    """Parse one line from a bot (trailing newline allowed).
-
-    Raises :class:`InvalidJson`, :class:`InvalidMessage` or :class:`ProtocolMismatch`, and nothing else,
-    whatever the input.
-    """
-    try:
-        msg = _BOT_ADAPTER.validate_json(line)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        if errors and errors[0]["type"] in ("json_invalid", "string_unicode"):
-            raise InvalidJson(f"not a JSON line: {errors[0]['msg']}") from None
-        raise InvalidMessage(_describe(exc)) from None
-    except (ValueError, TypeError, RecursionError) as exc:  # defensive: odd input the validator did not wrap
-        raise InvalidJson(f"not a JSON line: {type(exc).__name__}") from None
-    if isinstance(msg, BotHello) and msg.protocol is not None and msg.protocol != PROTOCOL_VERSION:
-        raise ProtocolMismatch(f"bot speaks {msg.protocol[:40]!r}, referee speaks {PROTOCOL_VERSION!r}")
-    return msg
-
-
-def check_action(
-    msg: BotHello | BotAction, request_id: int, legal: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """The action of ``msg`` if it answers request ``request_id`` with one element of ``legal``.
-
-    Raises :class:`InvalidMessage` (not an ``action``, or the wrong ``id``) or :class:`IllegalAction`.
-    """
-    if not isinstance(msg, BotAction):
-        raise InvalidMessage(f"expected an action for request {request_id}, got a {msg.type!r} message")
-    if msg.id != request_id:
-        raise InvalidMessage(f"action id {msg.id} does not answer request {request_id}")
-    action = msg.action_json()
-    if action not in legal:
-        raise IllegalAction(f"{json.dumps(action)} is not one of the {len(legal)} legal actions")
-    return action
-
-
-# -------------------------------------------------------------------------------------------- builders
-
-
-class TimeLimits(Protocol):
-    """Anything with the three time-control fields in milliseconds (e.g. ``referee.match.TimeControl``)."""
-
-    @property
-    def startup_ms(self) -> int: ...
-    @property
-    def move_ms(self) -> int: ...
-    @property
-    def bank_ms(self) -> int: ...
-
-
-def _handshake(
-    kind: str, seat: int, rules: Rules, match_id: str, time: TimeLimits, index: int
-) -> dict[str, Any]:
-    if seat not in (0, 1):
-        raise ValueError("seat must be the engine seat 0 or 1")
-    return {
-        "type": kind,
-        "protocol": PROTOCOL_VERSION,
-        "seat": seat + 1,
-        "match": {"id": match_id, "rounds": rules.rounds, "index": index},
-        "rules": rules.to_dict(),
-        "time": {"startup_ms": time.startup_ms, "move_ms": time.move_ms, "bank_ms": time.bank_ms},
-    }
-
-
-def hello_message(
-    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int = 1
-) -> dict[str, Any]:
-    """The ``hello`` for engine seat ``seat`` (0 or 1): the first message to a new process."""
-    return _handshake("hello", seat, rules, match_id, time, index)
-
-
-def new_match_message(
-    seat: int, rules: Rules, match_id: str, time: TimeLimits, *, index: int
-) -> dict[str, Any]:
-    """The ``new_match`` for engine seat ``seat``: the ``index``-th match (from 1) on a running process."""
-    return _handshake("new_match", seat, rules, match_id, time, index)
-
-
-def event_message(event: Event, seat: int) -> dict[str, Any]:
-    """The ``event`` message of ``event`` for engine seat ``seat``, filtered by :func:`visible_event`."""
-    msg: dict[str, Any] = {"type": "event"}
-    msg.update(visible_event(event, seat))
-    return msg
-
-
-def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
-    """The ``request`` of decision ``request_id`` for the seat of ``view`` (``observe(state, seat)``).
-
-    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug).
-    """
-    if not view.legal or view.decision is None:
-        raise ValueError("the view's seat has no decision due")
-    return {
-        "type": "request",
-        "id": request_id,
-        "decision": view.decision,
-        "view": view.to_json(),
-        "legal": [a.to_json() for a in view.legal],
-        "time": {"move_ms": move_ms, "bank_ms": bank_ms},
-    }
-
-
-def error_message(message: str) -> dict[str, Any]:
-    """The ``error`` message sent before a forfeit."""
-    return {"type": "error", "message": message}
-
-
-def bye_message() -> dict[str, Any]:
-    """The ``bye`` message: the referee is done with the process."""
-    return {"type": "bye"}
-
-
-_dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
-
-
-def encode(msg: Mapping[str, Any] | BaseModel) -> bytes:
-    """One compact JSON line (ASCII, hence UTF-8) ending in ``\\n``."""
-    if isinstance(msg, BaseModel):
-        return msg.model_dump_json().encode() + b"\n"
-    return _dumps(msg).encode() + b"\n"
-
-
-def validate_referee_message(msg: Mapping[str, Any]) -> BaseModel:
-    """Check a built referee → bot dict against its model (tests and debugging; not on the hot path)."""
-    result: BaseModel = _REFEREE_ADAPTER.validate_json(encode(msg))
-    return result
 
 
 def json_schema() -> dict[str, Any]:
