@@ -73,7 +73,8 @@ def verify(path: Path | str, key: bytes | None = None) -> VerifyReport:
     signature chain too (an unsigned line is then an error).
 
     Checks each decision's legal set and action, each event line against its full-information form
-    (``full_event_json``), and the result. Reports the first bad line; a file without a result line is truncated (with its valid prefix).
+    (``full_event_json``), and the result. Reports the first bad line; a file without a result line is
+    truncated (with its valid prefix).
     """
     sim = Simulation(path, key)
     try:
