@@ -1,0 +1,30 @@
+"""The bot sandbox options shared by ``play`` and ``tournament``: ``--sandbox`` and ``--bot-env``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from referee.commands import fail
+
+SANDBOX_HELP = (
+    "auto (default): each bot in a bwrap sandbox when bwrap works here, else unsandboxed with a warning; "
+    "bwrap: the sandbox or an error; none: no sandbox."
+)
+BOT_ENV_HELP = "NAME=VALUE for the bots' environment (repeat); bots get only PATH, LANG, LC_*, TERM, TZ and these."
+
+
+def sandbox_options(mode: str, bot_env: list[str] | None) -> dict[str, Any]:
+    """``Limits`` keywords for ``--sandbox`` and ``--bot-env``: a one-line error (exit 2) when the sandbox
+    asked for cannot work, a one-line warning when ``auto`` runs the bots unsandboxed."""
+    from referee.seats.sandbox import SandboxError, choose, parse_env
+
+    try:
+        choice = choose(mode)
+        env = parse_env(bot_env or ())
+    except SandboxError as exc:
+        fail(str(exc))
+    if choice.warning is not None:
+        typer.echo(f"koikoi-referee: warning: {choice.warning}", err=True)
+    return {"sandbox": choice.mode, "env": env}
