@@ -17,6 +17,7 @@ from referee.seats.process import (
     BotClosedError,
     BotCommandError,
     BotProcess,
+    Limits,
     LineTooLongError,
     check_command,
     command_argv,
@@ -146,11 +147,11 @@ def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
     )
 
     async def main() -> int:
-        p = BotProcess(script(code))
+        p = BotProcess(script(code), limits=Limits(sandbox="none"))
         await p.start()
         assert await p.read_line() == b"ready"
         assert p.pid is not None
-        assert len(group_members(p.pid)) == 2
+        assert len(group_members(p.pid)) == 2  # the limit wrappers exec the bot: the bot and its child
         await p.close(exit_wait_s=0.05, grace_s=0.05)
         return p.pid
 
@@ -172,7 +173,8 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
     )
     exe = str(Path(sys.executable).parent / "koikoi-referee")
     referee = subprocess.Popen(
-        [exe, "play", str(bot), str(bot), "--move-ms", "60000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [exe, "play", str(bot), str(bot), "--move-ms", "60000", "--sandbox", "none"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:

@@ -220,8 +220,13 @@ class BotProcess:
 
     @property
     def sandbox(self) -> str | None:
-        """``"bwrap"`` or ``"none"`` once started (None before)."""
-        return None if self._launch is None else self._launch.mode
+        """``"bwrap"`` or ``"none"``: the sandbox this bot runs in (or will run in; None if it cannot start)."""
+        if self._launch is not None:
+            return self._launch.mode
+        try:
+            return self.limits.mode()
+        except SandboxError:
+            return None
 
     @property
     def cwd(self) -> Path | None:
