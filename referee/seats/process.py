@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import time
+import weakref
 from pathlib import Path
 from typing import IO
 
@@ -153,7 +154,7 @@ async def _recent_snapshot(max_age_s: float) -> dict[int, ProcInfo]:
     return await asyncio.shield(pending)
 
 
-_reaping: set[asyncio.AbstractEventLoop] = set()
+_reaping: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
@@ -288,7 +289,8 @@ class BotProcess:
         """Remember an unsandboxed bot's descendants while it runs: a chain seen once is known after it breaks."""
         with contextlib.suppress(asyncio.CancelledError):
             while self._proc is not None and self._proc.returncode is None:
-                self._track(await _recent_snapshot(WATCH_S / 2))
+                snap = await _recent_snapshot(WATCH_S / 2)
+                await asyncio.get_running_loop().run_in_executor(None, self._track, snap)  # reads /proc too
                 await asyncio.sleep(WATCH_S)
 
     def _track(self, snap: dict[int, ProcInfo], *, all_tokens: bool = False) -> None:
@@ -297,7 +299,7 @@ class BotProcess:
         pid = self.pid
         if pid is None:
             return
-        live = [p for p, start in self._family.items() if p in snap and snap[p].start == start]
+        live = [p for p, start in list(self._family.items()) if p in snap and snap[p].start == start]
         found = descendants([pid, *live], snap)
         found.update(i.pid for i in snap.values() if i.pgid == pid)
         me = os.getpid()
@@ -326,7 +328,7 @@ class BotProcess:
             snap = snapshot()
             self._track(snap, all_tokens=True)
             live = [
-                p for p, start in self._family.items()
+                p for p, start in list(self._family.items())
                 if (i := snap.get(p)) is not None and i.start == start and i.state != "Z"
             ]  # fmt: skip
             if not live:
@@ -438,7 +440,7 @@ class BotProcess:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), exit_wait_s)
             if self.sandbox == "none":  # while the bot runs, its children's parent chains are intact
-                self._track(await loop.run_in_executor(None, snapshot))
+                await loop.run_in_executor(None, lambda: self._track(snapshot()))
             self._signal_group(signal.SIGTERM)
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
