@@ -230,6 +230,13 @@ class BotProcess:
             return None
 
     @property
+    def limits_mode(self) -> str | None:
+        """How the limits apply once started: ``"rlimit"`` (per process: address space, CPU, file size; per bot
+        in the sandbox: process count through its own user id or user namespace, disk through its tmpfs), or
+        ``"none"`` where ``prlimit`` is missing. Memory is not capped for the bot as a whole (no cgroup)."""
+        return None if self._launch is None else self._launch.limits
+
+    @property
     def cwd(self) -> Path | None:
         """The bot's working directory once started, as the bot sees it."""
         if self._launch is not None:
