@@ -209,8 +209,8 @@ def test_closing_a_sandboxed_bot_leaves_no_process(tmp_path: Path) -> None:
     assert with_marker(marker) == []
 
 
-def with_marker(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
+def with_marker(marker: str, also: bytes = b"") -> list[int]:
+    """Live processes whose command line holds ``marker`` (and ``also``)."""
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -219,7 +219,7 @@ def with_marker(marker: str) -> list[int]:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except (OSError, IndexError):
                 continue
-            if marker.encode() in cmdline and state != "Z":
+            if marker.encode() in cmdline and also in cmdline and state != "Z":
                 out.append(int(entry))
     return out
 
@@ -334,3 +334,36 @@ def test_options_are_checked() -> None:
         config_from_dict({**base, "sandbox": "docker"})
     with pytest.raises(TournamentError, match="bot_env"):
         config_from_dict({**base, "bot_env": {"A": 1}})
+
+
+@needs_bwrap
+def test_a_referee_killed_with_sigkill_leaves_no_sandboxed_process(tmp_path: Path) -> None:
+    """bwrap's --die-with-parent: the sandbox, with every process in it, dies with the referee."""
+    marker = f"koikoi-killed-{os.getpid()}-{tmp_path.name}"
+    bot = tmp_path / "hang.py"
+    bot.write_text(
+        "import json, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(600)', sys.argv[1]])\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
+    )
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
+    referee = subprocess.Popen(
+        [exe, "play", f"{bot} {marker}", f"{bot} {marker}", "--move-ms", "60000", "--sandbox", "bwrap"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(600):  # both bots and both helpers started (a loaded machine may take a while)
+            if len(with_marker(marker, also=b"setsid")) >= 2:
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        assert with_marker(marker)
+    finally:
+        referee.kill()
+        referee.wait(30)
+    for _ in range(200):
+        if not with_marker(marker):
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert with_marker(marker) == []
