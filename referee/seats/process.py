@@ -70,6 +70,8 @@ MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
 WATCH_S = 0.2
 """How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
+MEMORY_WATCH_S = 0.05
+"""How often the resident memory of a bot's processes together is checked against its memory limit."""
 REAP_S = 0.5
 """How often adopted orphans are reaped besides SIGCHLD (when the referee is a subreaper)."""
 EXIT_GRACE_S = 0.2
@@ -208,6 +210,8 @@ class BotProcess:
         self._stdin: asyncio.StreamWriter | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None
+        self._memory_task: asyncio.Task[None] | None = None
+        self.killed_for: str | None = None  # why the referee killed the bot (its memory), if it did
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
@@ -286,11 +290,30 @@ class BotProcess:
         _LIVE[proc.pid] = self
         if launch.mode == "none":
             self._watch_task = asyncio.ensure_future(self._watch())
+        if self.limits.memory_bytes is not None:
+            self._memory_task = asyncio.ensure_future(self._watch_memory(self.limits.memory_bytes))
         assert proc.stdout is not None and proc.stdin is not None
         self._stdout, self._stdin = proc.stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
+
+    async def _watch_memory(self, limit: int) -> None:
+        """Kill the bot once its processes together hold more than ``limit`` bytes of resident memory (RLIMIT_AS
+        bounds each process alone; this bounds the bot as a whole, checked every :data:`MEMORY_WATCH_S`)."""
+        loop = asyncio.get_running_loop()
+        pid = self.pid
+        with contextlib.suppress(asyncio.CancelledError):
+            while pid is not None and self._proc is not None and self._proc.returncode is None:
+                used = await loop.run_in_executor(None, lambda: desc.resident_bytes(desc.tree(pid)))
+                if used > limit:
+                    self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
+                    self._signal_group(signal.SIGKILL)
+                    if self.sandbox == "none":
+                        await loop.run_in_executor(None, self.kill_family)
+                    log.debug("%s: killed: %s", self.label, self.killed_for)
+                    return
+                await asyncio.sleep(MEMORY_WATCH_S)
 
     async def _watch(self) -> None:
         """Remember an unsandboxed bot's descendants while it runs: a chain seen once is known after it breaks."""
@@ -417,6 +440,8 @@ class BotProcess:
         return line[:-1]
 
     def _exit_text(self) -> str:
+        if self.killed_for is not None:
+            return f"the bot was killed: {self.killed_for}"
         code = self.returncode
         if code is None:
             return "the bot closed its stdout"
@@ -461,8 +486,9 @@ class BotProcess:
         finally:
             self._signal_group(signal.SIGKILL)
             _LIVE.pop(proc.pid, None)
-            if self._watch_task is not None:
-                self._watch_task.cancel()
+            for task in (self._watch_task, self._memory_task):
+                if task is not None:
+                    task.cancel()
             self._remove_tmpdir()
             if self._transport is not None:  # release the pipes now, not at garbage collection
                 self._transport.close()
