@@ -66,6 +66,8 @@ MAX_LINE = 1 << 20
 """Default cap on one line from a bot (bytes, newline excluded)."""
 STDERR_CAP = 1 << 20
 """Default cap on a bot's stderr log file (bytes); beyond it stderr is drained and dropped."""
+STDERR_DRAIN_PAUSE_S = 0.01
+"""Past the stderr cap, the pause after each chunk (at most 64 KiB) read and dropped: about 6 MB/s at most."""
 MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
 WATCH_S = 0.2
@@ -395,6 +397,8 @@ class BotProcess:
                     if left <= 0:
                         out.write(b"\n[stderr log truncated]\n")
                         out.flush()
+                elif left <= 0:  # past the cap: drain slowly, so a flood blocks the bot, not a core of the referee
+                    await asyncio.sleep(STDERR_DRAIN_PAUSE_S)
         except (OSError, ValueError):
             pass
         finally:
