@@ -102,7 +102,7 @@ def test_a_sandboxed_bot_sees_only_itself_and_reaches_none_of_the_hosts_files(
     try:
         targets = {
             "read": [*map(str, secrets), host_tmp.name, FIRST],  # FIRST: another bot's file
-            "write": ["/usr/x", "/etc/x", "/x", str(tmp_path / "new.txt"), "/tmp/home/ok", "/tmp/ok"],
+            "write": ["/usr/x", "/etc/x", "/x", "/dev/x", str(tmp_path / "new.txt"), "/tmp/home/ok", "/tmp/ok"],
             "list": [str(tmp_path), tempfile.gettempdir(), home, "/"],
         }
         seen = probe(targets, Limits(sandbox="bwrap", env=(("MY_SETTING", "on"),)))
@@ -111,7 +111,7 @@ def test_a_sandboxed_bot_sees_only_itself_and_reaches_none_of_the_hosts_files(
     assert seen["pids"] == [1, 2]  # bwrap's init and the bot: no referee, no opponent, nothing of the host
     assert seen["read"] == {**{str(f): False for f in secrets}, host_tmp.name: False, FIRST: False}
     assert seen["write"] == {
-        "/usr/x": False, "/etc/x": False, "/x": False, str(tmp_path / "new.txt"): False,
+        "/usr/x": False, "/etc/x": False, "/x": False, "/dev/x": False, str(tmp_path / "new.txt"): False,
         "/tmp/home/ok": True, "/tmp/ok": True,
     }  # fmt: skip
     assert seen["list"][str(tmp_path)] is None
