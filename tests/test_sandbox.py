@@ -367,3 +367,25 @@ def test_a_referee_killed_with_sigkill_leaves_no_sandboxed_process(tmp_path: Pat
             break
         asyncio.run(asyncio.sleep(0.05))
     assert with_marker(marker) == []
+
+
+def test_a_tournament_takes_the_sandbox_from_its_file_or_the_option(tmp_path: Path) -> None:
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'sandbox = "bwrap"\nseed = 1\npairs = 1\n[bots]\na = "{FIRST}"\nb = "{FIRST}"\n')
+    broken = {**os.environ, "KOIKOI_REFEREE_BWRAP": "/bin/false"}
+
+    def tournament(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, "tournament", "-c", str(toml), "--no-html", "-j", "1", *args],
+                              capture_output=True, text=True, timeout=120, env=broken)  # fmt: skip
+
+    out = tournament("-o", str(tmp_path / "a"))
+    assert out.returncode == 2 and not (tmp_path / "a").exists()
+    assert out.stderr.splitlines() == [
+        "koikoi-referee: error: --sandbox bwrap: bwrap does not work here: no message"
+    ]
+    out = tournament("-o", str(tmp_path / "b"), "--sandbox", "auto")
+    assert out.returncode == 0, out.stderr
+    assert "koikoi-referee: warning: bots run without a sandbox: bwrap does not work here" in out.stderr
+    header = json.loads(next((tmp_path / "b" / "replays").iterdir()).read_text().splitlines()[0])
+    assert [b["sandbox"] for b in header["bots"]] == ["none", "none"]
