@@ -86,6 +86,12 @@ class _Forfeited(Exception):
         self.both = both  # both seats failed (the handshake): nobody wins
 
 
+def _seat_sandbox(seat: Seat) -> dict[str, str]:
+    """``{"sandbox": "bwrap"|"none"}`` for a bot process seat, else nothing."""
+    mode = seat.process.sandbox if isinstance(seat, BotSeat) else None
+    return {} if mode is None else {"sandbox": mode}
+
+
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:
     """Play one match on ``seats`` (started with ``hello`` if needed, else told ``new_match``).
 
@@ -103,7 +109,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": s.command} for i, s in enumerate(seats)],
+                bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s)} for i, s in enumerate(seats)],
                 time=tc.to_json(),
             )  # fmt: skip
         try:

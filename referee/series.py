@@ -53,6 +53,8 @@ class PlaySetup:
     bot_cpu_s: int = 0  # 0: no limit
     bot_cwd: Path | None = None  # None: a fresh empty folder per bot
     log_dir: Path | None = None  # keep each bot's stderr here
+    sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
+    bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,10 @@ def play(
     the_plan = plan(setup)
     if on_start is not None:
         on_start(the_plan)
-    limits = Limits(setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd)
+    limits = Limits(
+        setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
+        env=setup.bot_env,
+    )  # fmt: skip
 
     def report(result: MatchResult) -> None:
         if on_result is not None:

@@ -8,6 +8,7 @@ machine. Each case adds to the run's battery tally, printed at the end of the py
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -123,7 +124,7 @@ def play_cli(case: Case, pidfile: Path, replay: Path, referee_exe: Path) -> tupl
     argv = [
         "play", FIRST, f"{HOSTILE} {case.mode} {pidfile}", "--json", "--seed", "5", "--replay", str(replay),
         "--startup-ms", str(tc.startup_ms), "--move-ms", str(tc.move_ms), "--bank-ms", str(tc.bank_ms),
-        *(case.cli or ()),
+        *(case.cli or ()), "--sandbox", "none",  # the bot writes its pids to a host file
     ]  # fmt: skip
     code = (
         "import resource, sys\n"
@@ -156,7 +157,8 @@ def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
     else:
         config = MatchConfig(PRESETS["guide"], 5, time=case.time, replay_path=replay)
         command = f"{HOSTILE} {case.mode} {pidfile}"
-        result = outcome_of(run_match((FIRST, command), config, log_dir=logs, limits=case.limits))
+        limits = dataclasses.replace(case.limits or Limits(), sandbox="none")  # it writes its pids to a host file
+        result = outcome_of(run_match((FIRST, command), config, log_dir=logs, limits=limits))
     took = time.monotonic() - t0
     left = wait_for_no_survivors(pidfile)
     battery.orphans += len(left)
@@ -262,7 +264,7 @@ def test_no_bot_ever_receives_a_hidden_card_or_the_seed(tmp_path: Path, battery:
     ]  # fmt: skip
     spies = (tmp_path / "spy1.bin", tmp_path / "spy2.bin")
     commands = (f"{HOSTILE} spy {tmp_path / 'pids'} {spies[0]}", f"{HOSTILE} spy {tmp_path / 'pids'} {spies[1]}")
-    results = run_matches(commands, configs)
+    results = run_matches(commands, configs, limits=Limits(sandbox="none"))  # the spies write to host files
     assert all(r.forfeit is None for r in results)
     leaked = checked = 0
     for s in (0, 1):
@@ -291,10 +293,11 @@ def test_the_replay_is_not_reachable_from_a_bot_working_directory(
     probe = tmp_path / "probe.json"
     (tmp_path / "pids").touch()  # an existing file named by a relative path is passed as an absolute one
     config = MatchConfig(PRESETS["guide"], 3, time=STD, replay_path=Path("r.jsonl"))
-    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config).forfeit is None
+    unboxed = Limits(sandbox="none")  # the probe writes to a host file
+    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=unboxed).forfeit is None
     seen = json.loads(probe.read_text())
     assert Path(seen["cwd"]) != tmp_path and seen["entries"] == []
     assert not (Path(seen["cwd"]) / "r.jsonl").exists() and not Path(seen["cwd"]).exists()
     assert (tmp_path / "pids").read_text()  # the bot wrote to it through its absolute path
-    run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=Limits(cwd=tmp_path))
+    run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=Limits(cwd=tmp_path, sandbox="none"))
     assert "r.jsonl" in json.loads(probe.read_text())["entries"]

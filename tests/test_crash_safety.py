@@ -35,7 +35,8 @@ def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(refere
     pids = tmp_path / "pids"
     bot = f"{HOSTILE} sleepy {pids}"
     referee = subprocess.Popen(
-        [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay)],
+        [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay),
+         "--sandbox", "none"],  # the bot writes its pids to a host file
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60

@@ -29,7 +29,10 @@ from referee.match import (
 from referee.protocol import encode, validate_referee_message
 from referee.replay import verify
 from referee.seats import BotSeat, SeatFailure
+from referee.seats.process import Limits
 from referee.seats.scripted import Answer, ScriptedSeat, first_legal, last_legal
+
+UNBOXED = Limits(sandbox="none")  # for bots that spy into a host file (a sandboxed bot cannot write there)
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
@@ -60,7 +63,8 @@ def test_every_preset_plays_to_the_end_and_the_replay_verifies(
     assert report.ok, report.summary()
     assert report.decisions == result.decisions
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert lines[0]["bots"] == [{"seat": 1, "command": pair[0]}, {"seat": 2, "command": pair[1]}]
+    assert [{k: b[k] for k in ("seat", "command")} for b in lines[0]["bots"]] == [
+        {"seat": 1, "command": pair[0]}, {"seat": 2, "command": pair[1]}]  # fmt: skip
     assert lines[-1]["winner"] == (None if result.winner is None else result.winner + 1)
     assert [x["seat"] for x in lines if x["type"] == "hello"] == [1, 2]
 
@@ -179,7 +183,7 @@ def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> 
 def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Path) -> None:
     spy = tmp_path / "spy.txt"
     configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=FAST) for s in (1, 2, 3)]
-    results = run_matches((f"{BROKEN} spy {spy}", FIRST), configs)
+    results = run_matches((f"{BROKEN} spy {spy}", FIRST), configs, limits=UNBOXED)
     assert [r.match_id for r in results] == ["m-0001", "m-0002", "m-0003"]
     assert all(r.forfeit is None for r in results)
     msgs = [json.loads(x) for x in spy.read_text().splitlines()]

@@ -192,7 +192,7 @@ def test_no_bot_process_sees_a_deal_twice_over_several_games(
     deals = tmp_path / "deals.jsonl"
     deals.write_text("".join(json.dumps(shuffled_deal(5, k).to_json()) + "\n" for k in (3, 4)))
     spies = [tmp_path / "spy1.txt", tmp_path / "spy2.txt"]
-    args = ["--rules", "koikoi-japan", "--rounds", "3", "--games", "3", "--seed", "11", "--json"]
+    args = ["--sandbox", "none", "--rules", "koikoi-japan", "--rounds", "3", "--games", "3", "--seed", "11", "--json"]
     if with_deals:
         args += ["--deals", str(deals)]
     out = run(referee_exe, "play", f"{BROKEN} spy {spies[0]}", f"{BROKEN} spy {spies[1]}", *args)

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
+from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP, sandbox_options
 from referee.match import MatchResult, TimeControl
 from referee.seats.process import DEFAULT_MEMORY_MB
 from referee.series import Plan, PlayError, PlaySetup, play, summary_lines
@@ -77,6 +78,8 @@ def play_cmd(
         int, typer.Option("--startup-ms", min=1, help="Time for the handshake (ms).")
     ] = 10000,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep each bot's stderr here.")] = None,
+    sandbox_mode: Annotated[str, typer.Option("--sandbox", help=SANDBOX_HELP)] = "auto",
+    bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
 ) -> None:
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
@@ -85,6 +88,7 @@ def play_cmd(
         seats=(bot1, bot2), rules=rules, rounds=rounds, seed=seed, deals=deals, first_dealer=first_dealer,
         replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
+        **sandbox_options(sandbox_mode, bot_env),
     )  # fmt: skip
     tally = [0, 0, 0]
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from referee.commands import fail
+from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP, sandbox_options, with_sandbox
 from referee.errors import RefereeError
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ def _build(
         pairs=pairs if pairs is not None else (base.pairs if base else 10),
         seed=seed if seed is not None else (base.seed if base else secrets.randbits(52)),
         seed_drawn=seed is None and (base is None or base.seed_drawn),
+        sandbox=base.sandbox if base else "auto",
+        bot_env=base.bot_env if base else (),
         time=Time(
             startup_ms if startup_ms is not None else t0.startup_ms,
             move_ms if move_ms is not None else t0.move_ms,
@@ -157,6 +160,8 @@ def tournament_cmd(
             "(about 50 ms and 150 kB a match; also later with: replay html DIR).",
         ),
     ] = True,
+    sandbox_mode: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
+    bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -182,16 +187,19 @@ def tournament_cmd(
                 bank_ms,
                 out,
             ]
-            given += [shard, sprt_text]
+            given += [shard, sprt_text, sandbox_mode, bot_env]
             if any(v for v in given) or fail_if_worse or min_score is not None:
                 fail("--resume takes only --jobs (and --json): the tournament's options are in its folder")
             store = resume(resume_dir, n_jobs)
+            sandbox_options(store.config.sandbox, None)
             for w in store.warnings:
                 typer.echo(f"koikoi-referee: warning: {w}", err=True)
         else:
             if not bot and config is None:
                 fail("name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config")
             cfg = _build(config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms)
+            cfg = with_sandbox(cfg, sandbox_mode, bot_env)
+            sandbox_options(cfg.sandbox, None)  # a one-line error (bwrap cannot work) or warning (auto falls back)
             if cfg.seed_drawn:
                 if shard:
                     fail("--shard needs --seed (or a seed in the tournament file): every shard must share the schedule")
