@@ -78,12 +78,12 @@ CARD_MONTH_MASK: tuple[Mask, ...] = tuple(MONTH_MASKS[c // 4] for c in range(48)
 """Mask of the four cards of a card's month, indexed by card int."""
 
 
-def card(card_id: str) -> Card:
+def card(card_id: object) -> Card:
     """The card int of a canonical id; raises :class:`UnknownCardError` for anything else."""
-    try:
-        return _INDEX[card_id]
-    except (KeyError, TypeError):
-        raise UnknownCardError(f"unknown card id {card_id!r}") from None
+    c = _INDEX.get(card_id) if isinstance(card_id, str) else None
+    if c is None:
+        raise UnknownCardError(f"unknown card id {card_id!r}")
+    return c
 
 
 def card_id(c: Card) -> str:
