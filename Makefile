@@ -31,4 +31,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache out build referee/engine/*.so referee/engine/_compiled.txt
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache out build referee/engine/*.so referee/engine/_compiled.json

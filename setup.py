@@ -7,14 +7,16 @@ modules. ``pip install .``, ``pip install -e .`` and ``pip wheel .`` all come th
 - without a working C compiler (or Python headers) the build is pure, with a note on stderr and no error;
 - a compiled build that fails part-way leaves nothing compiled behind and installs the pure build.
 
-A compiled build also writes ``referee/engine/_compiled.txt``: the SHA-256 of each compiled source, so that an
-editable install whose sources have changed since the build runs those sources, not stale compiled code (see
-:mod:`referee.engine._build`). Compiling takes 15-40 s.
+A compiled build also writes ``referee/engine/_compiled.json``: the SHA-256 of each compiled source, so that an
+editable install whose sources have changed since the build runs those sources, not stale compiled code, and the
+docstrings of the classes that mypyc drops (see :mod:`referee.engine._build`). Compiling takes 15-40 s.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -27,7 +29,7 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 ENGINE = Path("referee", "engine")
 GROUP = "referee.engine._compiled"  # the shared library: referee/engine/_compiled__mypyc.*.so
-STAMP = "_compiled.txt"
+STAMP = "_compiled.json"
 NOT_COMPILED = ("__init__.py", "_build.py")  # the package entry and the build chooser stay Python
 
 
@@ -43,6 +45,18 @@ def engine_sources(root: Path = ROOT) -> list[Path]:
 def source_hashes(root: Path = ROOT) -> dict[str, str]:
     """``{file name: sha256}`` of the engine modules to compile (what the stamp records)."""
     return {p.name: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in engine_sources(root)}
+
+
+def class_docstrings(root: Path = ROOT) -> dict[str, str]:
+    """``{"module.Class": docstring}`` of the top-level classes of the engine modules to compile."""
+    docs: dict[str, str] = {}
+    for path in engine_sources(root):
+        module = ".".join(path.with_suffix("").parts)
+        for node in ast.parse((root / path).read_text(encoding="utf-8")).body:
+            doc = ast.get_docstring(node, clean=False) if isinstance(node, ast.ClassDef) else None
+            if isinstance(node, ast.ClassDef) and doc is not None:
+                docs[f"{module}.{node.name}"] = doc
+    return docs
 
 
 def compiler_works() -> bool:
@@ -114,7 +128,7 @@ class BuildEngine(build_ext):
             if self.inplace:
                 remove_inplace_outputs()
             return
-        stamp = "".join(f"{name} {digest}\n" for name, digest in source_hashes().items())
+        stamp = json.dumps({"sources": source_hashes(), "docstrings": class_docstrings()}, indent=1) + "\n"
         targets = [Path(self.build_lib, ENGINE, STAMP)]
         if self.inplace:  # editable installs import from the source tree
             targets.append(ROOT / ENGINE / STAMP)

@@ -12,7 +12,7 @@ The whole game is three functions over an immutable :class:`State`::
 filter of events for a seat. ``score(captured, rules, koikoi_calls)`` scores a capture pile. Seats are 0 and 1 here.
 """
 
-from referee.engine import _build  # noqa: F401  (first: it chooses between the compiled and the pure engine)
+from referee.engine import _build  # first: it chooses between the compiled and the pure engine
 from referee.engine.cards import CARD_IDS, Card, Kind, Mask, card, card_id, cards_of, ids_of, mask_of, mask_of_ids
 from referee.engine.errors import DealError, EngineError, IllegalActionError, RulesError, UnknownCardError
 from referee.engine.events import (
@@ -59,3 +59,5 @@ __all__ = [
     "koikoi_total", "legal_actions", "load_rules", "mask_of", "mask_of_ids", "new_match", "observe", "public_event",
     "rules_from_dict", "score", "shuffled_deal", "visible_event",
 ]  # fmt: skip
+
+_build.restore_docstrings()

@@ -10,6 +10,9 @@ engine is wanted when
 - the compiled build is stale: a source differs from what was compiled, according to the stamp ``_compiled.txt``
   written by the build (an editable install after an edit or a checkout). Reinstalling compiles again.
 
+mypyc drops class docstrings; :func:`restore_docstrings` puts back those of the Python classes (enums, named tuples)
+from the stamp, so that help and the protocol's JSON Schema read the same in both builds.
+
 Both builds behave the same; only their speed differs. :func:`engine_build` says which one is running.
 """
 
@@ -19,6 +22,7 @@ import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -29,7 +33,7 @@ PURE_ENV = "KOIKOI_PURE_ENGINE"
 
 COMPILED = "compiled mypyc"
 PURE = "pure Python"
-STAMP = "_compiled.txt"
+STAMP = "_compiled.json"
 
 _FOLDER = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = __name__.rpartition(".")[0]
@@ -54,16 +58,20 @@ def pure_forced() -> bool:
     return os.environ.get(PURE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
+def _stamp() -> dict[str, dict[str, str]]:
+    """What the compiled build recorded: ``sources`` (file: sha256) and ``docstrings``; empty without one."""
+    try:
+        with open(os.path.join(_FOLDER, STAMP), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def stale_sources() -> list[str]:
     """The compiled sources that changed since the build (none when there is no compiled build)."""
-    try:
-        with open(os.path.join(_FOLDER, STAMP), encoding="ascii") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
     stale: list[str] = []
-    for line in lines:
-        name, _, digest = line.partition(" ")
+    for name, digest in _stamp().get("sources", {}).items():
         try:
             with open(os.path.join(_FOLDER, name), "rb") as f:
                 same = hashlib.sha256(f.read()).hexdigest() == digest
@@ -90,6 +98,17 @@ def _choose() -> str:
 
 PURE_REASON = _choose()
 """Why the sources run although a compiled build may exist ("" when nothing stood in its way)."""
+
+
+def restore_docstrings() -> None:
+    """Give the compiled engine's Python classes back the docstrings that mypyc replaced (no-op when pure)."""
+    if engine_build() == PURE:
+        return
+    for qualname, doc in _stamp().get("docstrings", {}).items():
+        module_name, _, name = qualname.rpartition(".")
+        cls = getattr(sys.modules.get(module_name), name, None)
+        if isinstance(cls, type) and cls.__doc__ == "mypyc filler docstring":
+            cls.__doc__ = doc
 
 
 def engine_build() -> str:

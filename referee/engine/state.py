@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from referee.engine import cards as C
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
@@ -365,13 +365,20 @@ def months_of(mask: Mask) -> Mask:
     return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _NIBBLE_LOW) * 15
 
 
-def is_legal(state: State, action: Action) -> bool:
+def _fields(action: object) -> tuple[object, object, object] | None:
+    """The fields of an :class:`Action` as plain objects: a compiled build would check their types on access."""
+    exact = type(action) is Action or isinstance(action, Action)  # kept apart from the cast: no narrowing
+    return cast(tuple[object, object, object], action) if exact else None
+
+
+def is_legal(state: State, action: object) -> bool:
     """Whether ``action`` is legal in ``state`` (without building the whole list)."""
-    if not isinstance(action, Action):
+    fields = _fields(action)
+    if fields is None:
         return False
-    phase, kind = state.phase, action.kind
-    if phase is _PH_PLAY and kind is _AK_PLAY:
-        c, t = action.card, action.target
+    kind, c, t = fields
+    phase = state.phase
+    if phase is _PH_PLAY and kind == _AK_PLAY:
         if not (isinstance(c, int) and 0 <= c < 48 and state.hands[state.to_move] >> c & 1):
             return False
         m = state.field & CARD_MONTH_MASK[c]
@@ -383,10 +390,9 @@ def is_legal(state: State, action: Action) -> bool:
         if n == 2 or (n == 3 and state.rules.capture_three is _CHOOSE3):
             return isinstance(t, int) and 0 <= t < 48 and bool(m >> t & 1)
         return t == -1
-    if phase is _PH_DRAW_CHOICE and kind is _AK_CHOOSE:
-        t = action.target
+    if phase is _PH_DRAW_CHOICE and kind == _AK_CHOOSE:
         return (
-            action.card == state.pending
+            c == state.pending
             and isinstance(t, int)
             and 0 <= t < 48
             and bool((state.field & CARD_MONTH_MASK[state.pending]) >> t & 1)
@@ -404,35 +410,40 @@ def _illegal(state: State, action: object) -> IllegalActionError:
 
 def _normal(action: object) -> Action | None:
     """``action`` with plain ints (or int enums) as its fields made exact; None if it is no action at all."""
-    if type(action) is not Action:
+    fields = _fields(action) if type(action) is Action else None
+    if fields is None:
         return None
-    kind, card, target = action
+    kind, card, target = fields
     if type(kind) is ActionKind and type(card) is int and type(target) is int:
-        return action
-    if any(type(x) is bool or not isinstance(x, int) for x in action):
+        return Action(kind, card, target)
+    if any(type(x) is bool or not isinstance(x, int) for x in fields):
         return None
     try:
-        return Action(ActionKind(int(kind)), int(card), int(target))
+        return Action(ActionKind(int(cast(int, kind))), int(cast(int, card)), int(cast(int, target)))
     except ValueError:
         return None
 
 
-def apply(state: State, action: Action) -> State:
-    """The state after ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it is not legal."""
-    if state.phase is _PH_PLAY and type(action) is Action and action.kind is _AK_PLAY:
-        return _apply_play(state, action)
+def apply(state: State, action: object) -> State:
+    """The state after the :class:`Action` ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it
+    is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary."""
     given = action
-    action = _normal(action)  # type: ignore[assignment]
-    if action is None or not is_legal(state, action):
+    fields = _fields(given) if type(given) is Action else None
+    if fields is not None and state.phase is _PH_PLAY:
+        kind, c, t = fields
+        if kind is _AK_PLAY and type(c) is int and type(t) is int:
+            return _apply_play(state, c, t, given)
+    normal = _normal(given)
+    if normal is None or not is_legal(state, normal):
         raise _illegal(state, given)
-    if action.kind is _AK_PLAY:
-        return _apply_play(state, action)
+    if normal.kind is _AK_PLAY:
+        return _apply_play(state, normal.card, normal.target, normal)
     s = state._copy()
     events: list[Event] = []
     p = s.to_move
-    kind = action.kind
+    kind = normal.kind
     if kind is _AK_CHOOSE:
-        took = (1 << s.pending) | (1 << action.target)
+        took = (1 << s.pending) | (1 << normal.target)
         s.field &= ~took
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
         events.append(DrawCapture(p, s.pending, took))
@@ -452,12 +463,11 @@ def apply(state: State, action: Action) -> State:
     return s
 
 
-def _apply_play(state: State, action: Action) -> State:
+def _apply_play(state: State, c: int, t: int, action: object) -> State:
     """The hand step and the draw step of a turn (the hot path: validation inline)."""
     p = state.to_move
-    c, t = action.card, action.target
     hand = state.hands[p]
-    if type(c) is not int or not 0 <= c < 48 or not hand >> c & 1 or type(t) is not int:
+    if not 0 <= c < 48 or not hand >> c & 1:
         raise _illegal(state, action)
     field = state.field
     rules = state.rules
