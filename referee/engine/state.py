@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 from referee.engine import cards as C
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
@@ -61,10 +61,19 @@ class ActionKind(IntEnum):
     KOIKOI = 3
 
 
-# Module-level aliases of enum members: enum attribute lookups are slow on the hot path.
-_AK_PLAY, _AK_CHOOSE, _AK_STOP, _AK_KOIKOI = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.STOP, ActionKind.KOIKOI
-_PH_PLAY, _PH_DRAW_CHOICE, _PH_KOIKOI, _PH_MATCH_OVER = Phase.PLAY, Phase.DRAW_CHOICE, Phase.KOIKOI, Phase.MATCH_OVER
-_CHOOSE3, _RISE, _AUTO_STOP = CaptureThree.CHOOSE, Reopen.POINTS_RISE, LastTurn.AUTO_STOP
+# Module-level aliases of enum members: enum attribute lookups are slow on the hot path. Final: a compiled build
+# reads these (and the tables below) as C constants, not from the module's dict.
+_AK_PLAY: Final = ActionKind.PLAY
+_AK_CHOOSE: Final = ActionKind.CHOOSE
+_AK_STOP: Final = ActionKind.STOP
+_AK_KOIKOI: Final = ActionKind.KOIKOI
+_PH_PLAY: Final = Phase.PLAY
+_PH_DRAW_CHOICE: Final = Phase.DRAW_CHOICE
+_PH_KOIKOI: Final = Phase.KOIKOI
+_PH_MATCH_OVER: Final = Phase.MATCH_OVER
+_CHOOSE3: Final = CaptureThree.CHOOSE
+_RISE: Final = Reopen.POINTS_RISE
+_AUTO_STOP: Final = LastTurn.AUTO_STOP
 
 
 class Action(NamedTuple):
@@ -94,14 +103,14 @@ class Action(NamedTuple):
         return "koi-koi" if self.kind is _AK_KOIKOI else "stop"
 
 
-STOP = Action(_AK_STOP)
-KOIKOI = Action(_AK_KOIKOI)
+STOP: Final = Action(_AK_STOP)
+KOIKOI: Final = Action(_AK_KOIKOI)
 
 # Every PLAY and CHOOSE action, built once: _PLAY[card][target + 1], _CHOOSE[card][target].
-_PLAY: tuple[tuple[Action, ...], ...] = tuple(
+_PLAY: Final[tuple[tuple[Action, ...], ...]] = tuple(
     tuple(Action(_AK_PLAY, c, t) for t in range(-1, 48)) for c in range(48)
 )
-_CHOOSE: tuple[tuple[Action, ...], ...] = tuple(
+_CHOOSE: Final[tuple[tuple[Action, ...], ...]] = tuple(
     tuple(Action(_AK_CHOOSE, c, t) for t in range(48)) for c in range(48)
 )
 
@@ -166,8 +175,8 @@ class Deal:
         }
 
 
-_KEYS = struct.Struct(">48I").unpack
-_DECK = range(48)
+_KEYS: Final = struct.Struct(">48I").unpack
+_DECK: Final = range(48)
 
 
 def shuffled_deal(seed: int, index: int) -> Deal:
@@ -178,7 +187,12 @@ def shuffled_deal(seed: int, index: int) -> Deal:
     """
     keys = _KEYS(hashlib.shake_256(f"koikoi/{seed}/{index}".encode()).digest(192))
     deck = sorted(_DECK, key=keys.__getitem__)
-    return Deal((C.mask_of(deck[0:8]), C.mask_of(deck[8:16])), C.mask_of(deck[16:24]), tuple(deck[24:]))
+    first = second = field = 0
+    for i in range(8):
+        first |= 1 << deck[i]
+        second |= 1 << deck[i + 8]
+        field |= 1 << deck[i + 16]
+    return Deal((first, second), field, tuple(deck[24:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,10 +342,10 @@ def _month_actions(month: int, hand_nibble: int, field_nibble: int, choose3: boo
 
 
 # _LEGAL[choose3][month * 256 + hand_nibble * 16 + field_nibble]: the PLAY actions of one month's hand cards.
-_LEGAL: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+_LEGAL: Final[tuple[tuple[tuple[Action, ...], ...], ...]] = tuple(
     tuple(_month_actions(i >> 8, i >> 4 & 15, i & 15, choose3) for i in range(12 * 256)) for choose3 in (False, True)
 )
-_NIBBLE_LOW = int("1" * 12, 16)  # bit 0 of each month's four bits
+_NIBBLE_LOW: Final = 0x111111111111  # bit 0 of each month's four bits
 
 
 def legal_actions(state: State) -> list[Action]:
