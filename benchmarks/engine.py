@@ -4,8 +4,9 @@ Each match starts from its own seed; both seats choose uniformly among ``legal_a
 ``random.Random``. For each preset the compiled engine (when built) and the pure-Python engine
 (``KOIKOI_PURE_ENGINE=1``) each run in a fresh child process of this script, one after the other, and the report
 prints matches/s, rounds/s and decisions/s of wall time, matches per second of the child's CPU time (steadier on a
-busy machine), and the compiled/pure ratios. ``--states`` adds the simulation figure: random playouts from one
-mid-game state (states are immutable, so the root is shared, never copied), counted in states/s::
+busy machine), and the compiled/pure ratios. ``--states`` adds the simulation figure: states/s of
+:func:`referee.engine.simulate.random_playout` from one mid-game root (states are immutable: the root is shared by
+every playout, never copied)::
 
     .venv/bin/python benchmarks/engine.py --seconds 3
     .venv/bin/python benchmarks/engine.py --preset koikoi-japan --seconds 10 --states
@@ -29,6 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from referee.build_info import engine_build  # noqa: E402
 from referee.engine import PRESETS, MatchEnd, Rules, State, apply, legal_actions, new_match  # noqa: E402
+from referee.engine.simulate import random_playout  # noqa: E402
 
 PURE_ENV = "KOIKOI_PURE_ENGINE"
 
@@ -80,10 +82,7 @@ def playouts(root: State, seconds: float, rng: random.Random) -> tuple[int, floa
     start = time.perf_counter()
     deadline = start + seconds
     while True:
-        state = root  # a clone: states are immutable, so sharing one is free and safe
-        while not state.is_over:
-            state = apply(state, rng.choice(legal_actions(state)))
-            states += 1
+        states += random_playout(root, rng)[1]  # every playout starts from the same root: nothing to copy
         now = time.perf_counter()
         if now >= deadline:
             return states, now - start

@@ -39,6 +39,7 @@ print(json.dumps({"build": engine_build(), "files": files}))
 DIGEST = """
 import hashlib, random
 from referee.engine import PRESETS, apply, full_event, legal_actions, new_match
+from referee.engine.simulate import random_playout
 h = hashlib.sha256()
 for name in sorted(PRESETS):
     for seed in range(12):
@@ -47,6 +48,8 @@ for name in sorted(PRESETS):
             state = apply(state, rng.choice(legal_actions(state)))
             h.update(repr([full_event(e) for e in state.events]).encode())
         h.update(repr((state.scores, state.winner, state.history)).encode())
+        end, steps = random_playout(new_match(PRESETS[name], seed), random.Random(seed))
+        h.update(repr((end.scores, end.winner, end.history, steps)).encode())
 print(h.hexdigest())
 """
 

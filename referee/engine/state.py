@@ -40,7 +40,7 @@ from referee.engine.rules import (
     Rules,
     TieBreak,
 )
-from referee.engine.yaku import HandYaku, evaluate, score, yaku_names
+from referee.engine.yaku import HandYaku, evaluate, koikoi_total, score, yaku_names
 
 
 class Phase(IntEnum):
@@ -438,29 +438,33 @@ def _normal(action: object) -> Action | None:
         return None
 
 
-def apply(state: State, action: object) -> State:
+def apply(state: State, action: object, *, record: bool = True) -> State:
     """The state after the :class:`Action` ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it
-    is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary."""
+    is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary.
+
+    ``record=False`` (for simulations) builds no event: the new state's ``events`` is empty, the rest is the same.
+    """
     given = action
     fields = _fields(given) if type(given) is Action else None
     if fields is not None and state.phase is _PH_PLAY:
         kind, c, t = fields
         if kind is _AK_PLAY and type(c) is int and type(t) is int:
-            return _apply_play(state, c, t, given)
+            return _apply_play(state, c, t, given, record)
     normal = _normal(given)
     if normal is None or not is_legal(state, normal):
         raise _illegal(state, given)
     if normal.kind is _AK_PLAY:
-        return _apply_play(state, normal.card, normal.target, normal)
+        return _apply_play(state, normal.card, normal.target, normal, record)
     s = state._copy()
-    events: list[Event] = []
+    events: list[Event] | None = [] if record else None
     p = s.to_move
     kind = normal.kind
     if kind is _AK_CHOOSE:
         took = (1 << s.pending) | (1 << normal.target)
         s.field &= ~took
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
-        events.append(DrawCapture(p, s.pending, took))
+        if events is not None:
+            events.append(DrawCapture(p, s.pending, took))
         s.pending = -1
         _end_turn(s, p, events)
     elif kind is _AK_KOIKOI:
@@ -468,16 +472,18 @@ def apply(state: State, action: object) -> State:
         s.koikoi = (calls, s.koikoi[1]) if p == 0 else (s.koikoi[0], calls)
         pts = evaluate(s.captured[p], s.rules, calls)[0]
         s.last_points = (pts, s.last_points[1]) if p == 0 else (s.last_points[0], pts)
-        events.append(KoikoiDecision(p, True, calls))
+        if events is not None:
+            events.append(KoikoiDecision(p, True, calls))
         _next_turn(s, p, events)
     else:
-        events.append(KoikoiDecision(p, False, s.koikoi[p]))
+        if events is not None:
+            events.append(KoikoiDecision(p, False, s.koikoi[p]))
         _stop(s, p, "stop", events)
-    s.events = tuple(events)
+    s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _apply_play(state: State, c: int, t: int, action: object) -> State:
+def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> State:
     """The hand step and the draw step of a turn (the hot path: validation inline)."""
     p = state.to_move
     hand = state.hands[p]
@@ -504,7 +510,7 @@ def _apply_play(state: State, c: int, t: int, action: object) -> State:
         took = 0
         field |= bit
     s = state._copy()
-    events: list[Event] = [Play(p, c, took)]
+    events: list[Event] | None = [Play(p, c, took)] if record else None
     s.hands = (hand & ~bit, s.hands[1]) if p == 0 else (s.hands[0], hand & ~bit)
     # the draw step
     d = s.stock[s.stock_pos]
@@ -513,7 +519,8 @@ def _apply_play(state: State, c: int, t: int, action: object) -> State:
     m = field & CARD_MONTH_MASK[d]
     if not m:
         s.field = field | dbit
-        events.append(Draw(p, d, 0))
+        if events is not None:
+            events.append(Draw(p, d, 0))
     else:
         n = m.bit_count()
         if n == 2 or (n == 3 and rules.capture_three is _CHOOSE3):
@@ -522,22 +529,24 @@ def _apply_play(state: State, c: int, t: int, action: object) -> State:
                 s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
             s.pending = d
             s.phase = _PH_DRAW_CHOICE
-            events.append(Draw(p, d, 0, True))
-            s.events = tuple(events)
+            if events is not None:
+                events.append(Draw(p, d, 0, True))
+            s.events = tuple(events) if events is not None else ()
             return s
         s.field = field & ~m
-        events.append(Draw(p, d, dbit | m))
+        if events is not None:
+            events.append(Draw(p, d, dbit | m))
         took |= dbit | m
     if took:
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
         _end_turn(s, p, events)
     else:  # nothing captured this turn: the yaku cannot have changed
         _next_turn(s, p, events)
-    s.events = tuple(events)
+    s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _end_turn(s: State, p: int, events: list[Event]) -> None:
+def _end_turn(s: State, p: int, events: list[Event] | None) -> None:
     rules = s.rules
     base, names = evaluate(s.captured[p], rules, s.koikoi[p])
     rise = base > s.last_points[p] if rules.reopen is _RISE else bool(names & ~s.last_names[p])
@@ -545,7 +554,8 @@ def _end_turn(s: State, p: int, events: list[Event]) -> None:
     s.last_names = (names, s.last_names[1]) if p == 0 else (s.last_names[0], names)
     if rise:
         last = s.hands[p] == 0
-        events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
+        if events is not None:
+            events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
         if last and rules.last_turn is _AUTO_STOP:
             _stop(s, p, "auto_stop", events)
             return
@@ -555,7 +565,7 @@ def _end_turn(s: State, p: int, events: list[Event]) -> None:
     _next_turn(s, p, events)
 
 
-def _next_turn(s: State, p: int, events: list[Event]) -> None:
+def _next_turn(s: State, p: int, events: list[Event] | None) -> None:
     if not s.hands[0] and not s.hands[1]:
         pts = s.rules.exhausted_dealer_points
         _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events)
@@ -565,14 +575,23 @@ def _next_turn(s: State, p: int, events: list[Event]) -> None:
     s.phase = _PH_PLAY
 
 
-def _stop(s: State, p: int, reason: str, events: list[Event]) -> None:
+def _stop(s: State, p: int, reason: str, events: list[Event] | None) -> None:
+    if events is None:  # no event: the total alone, without the breakdown
+        base = evaluate(s.captured[p], s.rules, s.koikoi[p])[0]
+        _end_round(s, p, koikoi_total(base, s.koikoi[p], s.rules.koikoi_scoring) if base else 0, reason, (), events)
+        return
     sc = score(s.captured[p], s.rules, s.koikoi[p])
     yaku = tuple((y.name.value, y.points) for y in sc.yaku)
     _end_round(s, p, sc.total, reason, yaku, events)
 
 
 def _end_round(
-    s: State, winner: int | None, points: int, reason: str, yaku: tuple[tuple[str, int], ...], events: list[Event]
+    s: State,
+    winner: int | None,
+    points: int,
+    reason: str,
+    yaku: tuple[tuple[str, int], ...],
+    events: list[Event] | None,
 ) -> None:
     rules = s.rules
     if winner is not None and points:
@@ -580,7 +599,8 @@ def _end_round(
         loss = points if rules.transfer_points else 0
         s.scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
     s.history = (*s.history, RoundResult(s.round, s.dealer, winner, points, reason))
-    events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
+    if events is not None:
+        events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
     broke = rules.end_when_broke and min(s.scores) <= 0
     if broke or s.round >= rules.rounds:
         a, b = s.scores
@@ -590,7 +610,8 @@ def _end_round(
             s.winner = s.first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None
         s.phase = _PH_MATCH_OVER
         s.pending = -1
-        events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
+        if events is not None:
+            events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
         return
     if winner is not None and reason != "exhausted":
         nd = rules.next_dealer
@@ -636,7 +657,7 @@ def hand_yaku(hand: Mask, rules: Rules) -> tuple[HandYaku, int] | None:
     return None
 
 
-def _begin_round(s: State, events: list[Event]) -> None:
+def _begin_round(s: State, events: list[Event] | None) -> None:
     """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
     rules = s.rules
     while True:
@@ -651,16 +672,19 @@ def _begin_round(s: State, events: list[Event]) -> None:
             if len(found) == 2:
                 reason = "hand_yaku_both"
         if reason is not None:
-            events.append(Misdeal(s.round, reason, deal.hands, deal.field, deal.stock))
+            if events is not None:
+                events.append(Misdeal(s.round, reason, deal.hands, deal.field, deal.stock))
             continue
         s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
         s.hands, s.field, s.stock, s.stock_pos = deal.hands, deal.field, deal.stock, 0
         s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
         s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, _PH_PLAY
-        events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
+        if events is not None:
+            events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
         if found:
             seat, name, pts = found[0]
-            events.append(HandYakuMade(seat, name.value, pts))
+            if events is not None:
+                events.append(HandYakuMade(seat, name.value, pts))
             _end_round(s, seat, pts, name.value, ((name.value, pts),), events)
         return
 
