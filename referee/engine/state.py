@@ -438,15 +438,16 @@ def _normal(action: object) -> Action | None:
         return None
 
 
-def apply(state: State, action: object, *, record: bool = True) -> State:
+def apply(state: State, action: object, record: bool = True) -> State:
     """The state after the :class:`Action` ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it
     is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary.
 
     ``record=False`` (for simulations) builds no event: the new state's ``events`` is empty, the rest is the same.
     """
     given = action
-    fields = _fields(given) if type(given) is Action else None
-    if fields is not None and state.phase is _PH_PLAY:
+    exact = type(given) is Action  # a flag, not a narrowing: a compiled build would check the fields' types
+    if exact and state.phase is _PH_PLAY:
+        fields: tuple[object, object, object] = given  # type: ignore[assignment]  # (no call: the hot path)
         kind, c, t = fields
         if kind is _AK_PLAY and type(c) is int and type(t) is int:
             return _apply_play(state, c, t, given, record)
@@ -510,7 +511,6 @@ def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> S
         took = 0
         field |= bit
     s = state._copy()
-    events: list[Event] | None = [Play(p, c, took)] if record else None
     s.hands = (hand & ~bit, s.hands[1]) if p == 0 else (s.hands[0], hand & ~bit)
     # the draw step
     d = s.stock[s.stock_pos]
@@ -519,8 +519,7 @@ def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> S
     m = field & CARD_MONTH_MASK[d]
     if not m:
         s.field = field | dbit
-        if events is not None:
-            events.append(Draw(p, d, 0))
+        drew = 0
     else:
         n = m.bit_count()
         if n == 2 or (n == 3 and rules.capture_three is _CHOOSE3):
@@ -529,14 +528,12 @@ def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> S
                 s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
             s.pending = d
             s.phase = _PH_DRAW_CHOICE
-            if events is not None:
-                events.append(Draw(p, d, 0, True))
-            s.events = tuple(events) if events is not None else ()
+            s.events = (Play(p, c, took), Draw(p, d, 0, True)) if record else ()
             return s
         s.field = field & ~m
-        if events is not None:
-            events.append(Draw(p, d, dbit | m))
-        took |= dbit | m
+        drew = dbit | m
+    events: list[Event] | None = [Play(p, c, took), Draw(p, d, drew)] if record else None
+    took |= drew
     if took:
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
         _end_turn(s, p, events)
