@@ -81,7 +81,7 @@ def test_the_pure_switch_loads_every_engine_module_from_its_source() -> None:
 
 @pytest.mark.skipif(not COMPILED_BUILD, reason="no compiled build installed (KOIKOI_PURE_BUILD or no C compiler)")
 def test_a_compiled_build_is_the_engine_imported() -> None:
-    assert not _build.stale_sources(), "the compiled engine is older than its sources: reinstall"
+    assert not _build.stale_sources(), "compiled engine older than its sources: pip install -e ."
     seen = probe(pure=False)
     assert seen["build"] == _build.COMPILED
     files = seen["files"]

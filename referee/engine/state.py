@@ -40,7 +40,7 @@ from referee.engine.rules import (
     Rules,
     TieBreak,
 )
-from referee.engine.yaku import HandYaku, evaluate, koikoi_total, score, yaku_names
+from referee.engine.yaku import HandYaku, evaluate, koikoi_total, yaku_names, yaku_points
 
 
 class Phase(IntEnum):
@@ -185,6 +185,15 @@ def shuffled_deal(seed: int, index: int) -> Deal:
     The deck is sorted by 48 random 32-bit keys from SHAKE-256 of the seed and the index: a uniform shuffle up to the
     chance of a tie (below 3e-7, and then the lower card comes first).
     """
+    hands, field, stock = _shuffled(seed, index)
+    return Deal(hands, field, stock)
+
+
+_Dealt = tuple[tuple[Mask, Mask], Mask, tuple[Card, ...]]
+"""A deal as plain values (hands, field, stock): a frozen dataclass is slow to build in a compiled build."""
+
+
+def _shuffled(seed: int, index: int) -> _Dealt:
     keys = _KEYS(hashlib.shake_256(f"koikoi/{seed}/{index}".encode()).digest(192))
     deck = sorted(_DECK, key=keys.__getitem__)
     first = second = field = 0
@@ -192,7 +201,7 @@ def shuffled_deal(seed: int, index: int) -> Deal:
         first |= 1 << deck[i]
         second |= 1 << deck[i + 8]
         field |= 1 << deck[i + 16]
-    return Deal((first, second), field, tuple(deck[24:]))
+    return (first, second), field, tuple(deck[24:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -573,13 +582,13 @@ def _next_turn(s: State, p: int, events: list[Event] | None) -> None:
 
 
 def _stop(s: State, p: int, reason: str, events: list[Event] | None) -> None:
-    if events is None:  # no event: the total alone, without the breakdown
-        base = evaluate(s.captured[p], s.rules, s.koikoi[p])[0]
-        _end_round(s, p, koikoi_total(base, s.koikoi[p], s.rules.koikoi_scoring) if base else 0, reason, (), events)
-        return
-    sc = score(s.captured[p], s.rules, s.koikoi[p])
-    yaku = tuple((y.name.value, y.points) for y in sc.yaku)
-    _end_round(s, p, sc.total, reason, yaku, events)
+    captured, calls, rules = s.captured[p], s.koikoi[p], s.rules
+    base = evaluate(captured, rules, calls)[0]
+    total = koikoi_total(base, calls, rules.koikoi_scoring) if base else 0  # as score(...).total
+    yaku: tuple[tuple[str, int], ...] = ()
+    if base and events is not None:  # the breakdown only for the event
+        yaku = tuple((name.value, points) for name, points in yaku_points(captured, rules, calls))
+    _end_round(s, p, total, reason, yaku, events)
 
 
 def _end_round(
@@ -622,10 +631,13 @@ def _end_round(
     _begin_round(s, events)
 
 
-def _next_deal(s: State) -> Deal:
+def _next_deal(s: State) -> _Dealt:
     i = s.deal_index
     s.deal_index = i + 1
-    return s.deals[i] if i < len(s.deals) else shuffled_deal(s.seed, i)
+    if i < len(s.deals):
+        deal = s.deals[i]
+        return deal.hands, deal.field, deal.stock
+    return _shuffled(s.seed, i)
 
 
 def _full_month(mask: Mask) -> bool:
@@ -633,13 +645,12 @@ def _full_month(mask: Mask) -> bool:
     return bool(mask & mask >> 1 & mask >> 2 & mask >> 3 & _NIBBLE_LOW)
 
 
-def _misdeal_reason(rules: Rules, deal: Deal) -> str | None:
-    field = deal.field
+def _misdeal_reason(rules: Rules, hands: tuple[Mask, Mask], field: Mask) -> str | None:
     if rules.misdeal_field_four and _full_month(field):
         return "field_four"
     if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
         return "field_four_pairs"
-    if rules.misdeal_hand_four and (_full_month(deal.hands[0]) or _full_month(deal.hands[1])):
+    if rules.misdeal_hand_four and (_full_month(hands[0]) or _full_month(hands[1])):
         return "hand_four"
     return None
 
@@ -658,26 +669,26 @@ def _begin_round(s: State, events: list[Event] | None) -> None:
     """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
     rules = s.rules
     while True:
-        deal = _next_deal(s)
-        reason = _misdeal_reason(rules, deal)
+        hands, field, stock = _next_deal(s)
+        reason = _misdeal_reason(rules, hands, field)
         found: list[tuple[int, HandYaku, int]] = []
         if reason is None and (rules.teshi_points or rules.kuttsuki_points):
             for seat in (0, 1):
-                hy = hand_yaku(deal.hands[seat], rules)
+                hy = hand_yaku(hands[seat], rules)
                 if hy is not None:
                     found.append((seat, hy[0], hy[1]))
             if len(found) == 2:
                 reason = "hand_yaku_both"
         if reason is not None:
             if events is not None:
-                events.append(Misdeal(s.round, reason, deal.hands, deal.field, deal.stock))
+                events.append(Misdeal(s.round, reason, hands, field, stock))
             continue
         s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
-        s.hands, s.field, s.stock, s.stock_pos = deal.hands, deal.field, deal.stock, 0
+        s.hands, s.field, s.stock, s.stock_pos = hands, field, stock, 0
         s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
         s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, _PH_PLAY
         if events is not None:
-            events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
+            events.append(RoundStart(s.round, s.dealer, s.leader, hands, field, stock))
         if found:
             seat, name, pts = found[0]
             if events is not None:

@@ -269,6 +269,14 @@ def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
 _NO_YAKU: Final = Score((), 0, 0)
 
 
+def yaku_points(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> list[tuple[Yaku, int]]:
+    """Each yaku held with its points, in table order: :func:`score`'s breakdown without its records (the match
+    loop's round end; frozen records are slow to build in a compiled build)."""
+    found = _all_yaku(captured, rules, koikoi_calls)
+    found.sort(key=lambda y: _RANK[y[0]])
+    return [(name, points) for name, points, _ in found]
+
+
 def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -> Score:
     """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls``."""
     if koikoi_calls < 0:
