@@ -25,6 +25,7 @@ from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 ENGINE = Path("referee", "engine")
@@ -134,8 +135,15 @@ class BuildEngine(build_ext):
             target.write_text(stamp, encoding="ascii")
 
 
+class BuildSources(build_py):
+    """``build_py`` that, for a pure editable install, removes the compiled modules of an earlier editable build."""
+
+    def run(self) -> None:
+        """Copy the sources; an editable pure build must not leave stale compiled modules shadowing them."""
+        super().run()
+        if getattr(self, "editable_mode", False) and not self.distribution.ext_modules:
+            remove_inplace_outputs()
+
+
 if __name__ == "__main__":
-    extensions = engine_extensions()
-    if not extensions:
-        remove_inplace_outputs()  # compiled modules of an earlier editable build must not shadow the sources
-    setup(ext_modules=extensions, cmdclass={"build_ext": BuildEngine})
+    setup(ext_modules=engine_extensions(), cmdclass={"build_ext": BuildEngine, "build_py": BuildSources})
