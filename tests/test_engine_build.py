@@ -163,3 +163,29 @@ def test_a_build_without_a_compiler_succeeds_pure(tmp_path: Path) -> None:
     built = tmp_path / "b" / "lib" / "referee" / "engine"
     assert (built / "state.py").is_file()
     assert not [p for p in (tmp_path / "b").rglob("*") if p.suffix in (".so", ".pyd")]
+
+
+PICKLE = """
+import copy, json, pickle, random
+from referee.engine import PRESETS, apply, legal_actions, new_match, score, shuffled_deal
+state, rng = new_match(PRESETS["koikoi-japan"], 5), random.Random(5)
+while len(state.history) < 2:
+    state = apply(state, rng.choice(legal_actions(state)))
+things = [PRESETS["guide"], shuffled_deal(3, 1), state, state.history[0], state.events[0],
+          score(state.captured[0] | state.captured[1], PRESETS["guide"], 1)]
+out = []
+for thing in things:
+    for clone in (pickle.loads(pickle.dumps(thing)), copy.copy(thing), copy.deepcopy(thing)):
+        out.append(repr(clone) == repr(thing) and type(clone) is type(thing))
+back = pickle.loads(pickle.dumps(state))
+out.append(legal_actions(back) == legal_actions(state) and back.hands == state.hands and back.rules == state.rules)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_engine_values_pickle_and_copy_in_either_build(pure: bool) -> None:
+    """Rules, deals, states, round results, events and scores survive pickle, copy and deepcopy (a compiled build
+    cannot restore a frozen record field by field: the records say how to rebuild themselves)."""
+    results = json.loads(run_python(PICKLE, pure=pure))
+    assert len(results) == 19 and all(results), results

@@ -135,6 +135,10 @@ class Rules:
     last_turn: LastTurn = LastTurn.CHOICE
     exhausted_dealer_points: int = _int(0, 1000, "points the dealer wins when both hands run out")
 
+    def __reduce__(self) -> tuple[type[Rules], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Rules, tuple(getattr(self, f.name) for f in fields(self))
+
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON/TOML values, in declaration order."""
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}

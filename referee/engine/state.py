@@ -166,6 +166,10 @@ class Deal:
             raise DealError(f"a deal must hold each of the 48 cards once; repeated: {', '.join(dup)}")
         return Deal((C.mask_of(ints[0]), C.mask_of(ints[1])), C.mask_of(ints[2]), tuple(ints[3]))
 
+    def __reduce__(self) -> tuple[type[Deal], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Deal, (self.hands, self.field, self.stock)
+
     def to_json(self) -> dict[str, Any]:
         """The ``--deals`` line form of this deal."""
         return {
@@ -213,6 +217,10 @@ class RoundResult:
     winner: int | None
     points: int
     reason: str
+
+    def __reduce__(self) -> tuple[type[RoundResult], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return RoundResult, (self.round, self.dealer, self.winner, self.points, self.reason)
 
 
 class State:

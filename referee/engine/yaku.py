@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 from referee.engine import cards as C
 from referee.engine.cards import Mask
@@ -59,6 +59,10 @@ class YakuScore:
         """The cards that form it, as canonical ids."""
         return C.ids_of(self.cards)
 
+    def __reduce__(self) -> tuple[type[YakuScore], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return YakuScore, (self.name, self.points, self.cards)
+
 
 @dataclass(frozen=True, slots=True)
 class Score:
@@ -74,6 +78,10 @@ class Score:
             "yaku": [{"name": y.name.value, "points": y.points, "cards": y.card_ids()} for y in self.yaku],
             "total": self.total,
         }
+
+    def __reduce__(self) -> tuple[type[Score], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Score, (self.yaku, self.base, self.total)
 
 
 def _brights(captured: Mask, rules: Rules) -> list[tuple[Yaku, int, Mask]]:
