@@ -141,6 +141,14 @@ def test_the_build_chooses_pure_without_a_compiler_or_on_request(monkeypatch: py
     assert "state.py" in names and "__init__.py" not in names and "_build.py" not in names
 
 
+@pytest.mark.skipif(not os.environ.get("CI"), reason="in CI only: a developer may install the pure build on purpose")
+def test_ci_tests_the_compiled_engine_where_a_compiler_works() -> None:
+    setup = _setup_module()
+    if setup.pure_forced():
+        pytest.skip("KOIKOI_PURE_BUILD is set")
+    assert COMPILED_BUILD or not setup.compiler_works(), "a C compiler works but the engine was not compiled"
+
+
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 def test_the_build_sees_a_working_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CC", raising=False)
