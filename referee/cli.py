@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from referee import __version__
+from referee.build_info import version_line
 from referee.commands import register_all
 
 app = typer.Typer(
@@ -22,7 +22,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"koikoi-referee {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 

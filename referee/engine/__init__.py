@@ -14,6 +14,7 @@ Seats are 0 and 1 here. No wire format lives here: :mod:`referee.protocol` turns
 messages (the engine keeps only the ``--deals`` line form of a :class:`Deal`).
 """
 
+from referee.engine import _build  # first: it chooses between the compiled and the pure engine
 from referee.engine.cards import CARD_IDS, Card, Kind, Mask, card, card_id, cards_of, ids_of, mask_of, mask_of_ids
 from referee.engine.errors import DealError, EngineError, IllegalActionError, RulesError, UnknownCardError
 from referee.engine.events import (
@@ -63,3 +64,5 @@ __all__ = [
     "deals_from_lines", "hand_yaku", "ids_of", "is_legal", "koikoi_total", "legal_actions", "load_rules", "mask_of",
     "mask_of_ids", "new_match", "observe", "rules_from_dict", "score", "shuffled_deal", "visible_event",
 ]  # fmt: skip
+
+_build.restore_docstrings()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import IntEnum
+from typing import Final
 
 from referee.engine.errors import UnknownCardError
 
@@ -28,15 +29,18 @@ class Kind(IntEnum):
     CHAFF = 3
 
 
-MONTH_FLOWERS: tuple[str, ...] = (
+MONTH_FLOWERS: Final[tuple[str, ...]] = (
     "pine", "plum", "cherry", "wisteria", "iris", "peony",
     "clover", "pampas", "chrysanthemum", "maple", "willow", "paulownia",
 )  # fmt: skip
 
-_B, _A, _R, _C = Kind.BRIGHT, Kind.ANIMAL, Kind.RIBBON, Kind.CHAFF
+_B: Final = Kind.BRIGHT
+_A: Final = Kind.ANIMAL
+_R: Final = Kind.RIBBON
+_C: Final = Kind.CHAFF
 
 # (id, kind) for each month, in slot order.
-_TABLE: tuple[tuple[tuple[str, Kind], ...], ...] = (
+_TABLE: Final[tuple[tuple[tuple[str, Kind], ...], ...]] = (
     (("pine-crane", _B), ("pine-ribbon", _R), ("pine-chaff-1", _C), ("pine-chaff-2", _C)),
     (("plum-warbler", _A), ("plum-ribbon", _R), ("plum-chaff-1", _C), ("plum-chaff-2", _C)),
     (("cherry-curtain", _B), ("cherry-ribbon", _R), ("cherry-chaff-1", _C), ("cherry-chaff-2", _C)),
@@ -56,34 +60,34 @@ _TABLE: tuple[tuple[tuple[str, Kind], ...], ...] = (
     (("paulownia-phoenix", _B), ("paulownia-chaff-1", _C), ("paulownia-chaff-2", _C), ("paulownia-chaff-3", _C)),
 )
 
-CARD_IDS: tuple[str, ...] = tuple(cid for month in _TABLE for cid, _ in month)
+CARD_IDS: Final[tuple[str, ...]] = tuple(cid for month in _TABLE for cid, _ in month)
 """Canonical id of each card, indexed by card int."""
 
-KINDS: tuple[Kind, ...] = tuple(kind for month in _TABLE for _, kind in month)
+KINDS: Final[tuple[Kind, ...]] = tuple(kind for month in _TABLE for _, kind in month)
 """Kind of each card, indexed by card int."""
 
-MONTHS: tuple[int, ...] = tuple(c // 4 + 1 for c in range(48))
+MONTHS: Final[tuple[int, ...]] = tuple(c // 4 + 1 for c in range(48))
 """Month (1..12) of each card, indexed by card int."""
 
-_INDEX: dict[str, Card] = {cid: i for i, cid in enumerate(CARD_IDS)}
+_INDEX: Final[dict[str, Card]] = {cid: i for i, cid in enumerate(CARD_IDS)}
 
-ALL: Mask = (1 << 48) - 1
-MONTH_MASKS: tuple[Mask, ...] = tuple(0b1111 << (4 * m) for m in range(12))
+ALL: Final[Mask] = (1 << 48) - 1
+MONTH_MASKS: Final[tuple[Mask, ...]] = tuple(0b1111 << (4 * m) for m in range(12))
 """Mask of the four cards of each month, indexed by month - 1."""
-_BYTE_IDS: tuple[tuple[str, ...], ...] = tuple(
+_BYTE_IDS: Final[tuple[tuple[str, ...], ...]] = tuple(
     tuple(CARD_IDS[8 * k + i] for i in range(8) if b >> i & 1) for k in range(6) for b in range(256)
 )
 """Ids of the cards in byte ``k`` of a mask with value ``b``, at index ``256 * k + b``."""
-CARD_MONTH_MASK: tuple[Mask, ...] = tuple(MONTH_MASKS[c // 4] for c in range(48))
+CARD_MONTH_MASK: Final[tuple[Mask, ...]] = tuple(MONTH_MASKS[c // 4] for c in range(48))
 """Mask of the four cards of a card's month, indexed by card int."""
 
 
-def card(card_id: str) -> Card:
+def card(card_id: object) -> Card:
     """The card int of a canonical id; raises :class:`UnknownCardError` for anything else."""
-    try:
-        return _INDEX[card_id]
-    except (KeyError, TypeError):
-        raise UnknownCardError(f"unknown card id {card_id!r}") from None
+    c = _INDEX.get(card_id) if isinstance(card_id, str) else None
+    if c is None:
+        raise UnknownCardError(f"unknown card id {card_id!r}")
+    return c
 
 
 def card_id(c: Card) -> str:
@@ -129,21 +133,23 @@ def _kind_mask(kind: Kind) -> Mask:
     return mask_of(c for c in range(48) if KINDS[c] is kind)
 
 
-BRIGHTS: Mask = _kind_mask(Kind.BRIGHT)
-ANIMALS: Mask = _kind_mask(Kind.ANIMAL)
-RIBBONS: Mask = _kind_mask(Kind.RIBBON)
-CHAFF: Mask = _kind_mask(Kind.CHAFF)
-KIND_MASKS: dict[Kind, Mask] = {Kind.BRIGHT: BRIGHTS, Kind.ANIMAL: ANIMALS, Kind.RIBBON: RIBBONS, Kind.CHAFF: CHAFF}
+BRIGHTS: Final[Mask] = _kind_mask(Kind.BRIGHT)
+ANIMALS: Final[Mask] = _kind_mask(Kind.ANIMAL)
+RIBBONS: Final[Mask] = _kind_mask(Kind.RIBBON)
+CHAFF: Final[Mask] = _kind_mask(Kind.CHAFF)
+KIND_MASKS: Final[dict[Kind, Mask]] = {
+    Kind.BRIGHT: BRIGHTS, Kind.ANIMAL: ANIMALS, Kind.RIBBON: RIBBONS, Kind.CHAFF: CHAFF
+}
 
-RAINMAN: Card = card("willow-rainman")
-SAKE: Card = card("chrysanthemum-sake")
-CURTAIN: Card = card("cherry-curtain")
-MOON: Card = card("pampas-moon")
-POETRY: Mask = mask_of_ids(("pine-ribbon", "plum-ribbon", "cherry-ribbon"))
-BLUE: Mask = mask_of_ids(("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"))
-RED: Mask = mask_of_ids(("wisteria-ribbon", "iris-ribbon", "clover-ribbon", "willow-ribbon"))
-BOAR_DEER_BUTTERFLY: Mask = mask_of_ids(("clover-boar", "maple-deer", "peony-butterfly"))
-DRY_BRIGHTS: Mask = BRIGHTS & ~(1 << RAINMAN)
+RAINMAN: Final[Card] = card("willow-rainman")
+SAKE: Final[Card] = card("chrysanthemum-sake")
+CURTAIN: Final[Card] = card("cherry-curtain")
+MOON: Final[Card] = card("pampas-moon")
+POETRY: Final[Mask] = mask_of_ids(("pine-ribbon", "plum-ribbon", "cherry-ribbon"))
+BLUE: Final[Mask] = mask_of_ids(("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"))
+RED: Final[Mask] = mask_of_ids(("wisteria-ribbon", "iris-ribbon", "clover-ribbon", "willow-ribbon"))
+BOAR_DEER_BUTTERFLY: Final[Mask] = mask_of_ids(("clover-boar", "maple-deer", "peony-butterfly"))
+DRY_BRIGHTS: Final[Mask] = BRIGHTS & ~(1 << RAINMAN)
 
 assert len(CARD_IDS) == 48 and len(_INDEX) == 48
 assert (BRIGHTS.bit_count(), ANIMALS.bit_count(), RIBBONS.bit_count(), CHAFF.bit_count()) == (5, 9, 10, 24)

@@ -1,6 +1,8 @@
 """What happens in a match, as events with full information.
 
-Events are plain slotted records (not frozen, for speed on the match loop's hot path): treat them as read-only.
+Events are plain slotted records (not frozen, for speed on the match loop's hot path): treat them as read-only. The
+two of every turn (:class:`Play`, :class:`Draw`) write out their ``__init__``: a compiled build makes it native,
+where a dataclass's generated one would run as interpreted code.
 
 :func:`referee.engine.apply` records the events of each step in ``state.events``. Events carry hidden cards (hands,
 stock order); :func:`referee.engine.views.visible_event` is the only function that turns one into what a seat may see:
@@ -55,6 +57,11 @@ class Play:
     card: Card
     captured: Mask
 
+    def __init__(self, seat: int, card: Card, captured: Mask) -> None:  # written out: compiled, it is native
+        self.seat = seat
+        self.card = card
+        self.captured = captured
+
 
 @dataclass(slots=True)
 class Draw:
@@ -64,6 +71,12 @@ class Draw:
     card: Card
     captured: Mask
     choice: bool = False
+
+    def __init__(self, seat: int, card: Card, captured: Mask, choice: bool = False) -> None:  # as Play's
+        self.seat = seat
+        self.card = card
+        self.captured = captured
+        self.choice = choice
 
 
 @dataclass(slots=True)

@@ -135,6 +135,10 @@ class Rules:
     last_turn: LastTurn = LastTurn.CHOICE
     exhausted_dealer_points: int = _int(0, 1000, "points the dealer wins when both hands run out")
 
+    def __reduce__(self) -> tuple[type[Rules], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Rules, tuple(getattr(self, f.name) for f in fields(self))
+
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON/TOML values, in declaration order."""
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
@@ -206,7 +210,7 @@ PRESETS: dict[str, Rules] = {r.name: r for r in (GUIDE, CARDAVIA, KOIKOI_JAPAN)}
 _FIELDS = {f.name: f for f in fields(Rules)}
 
 
-def rules_from_dict(data: dict[str, Any], *, source: str = "rules") -> Rules:
+def rules_from_dict(data: Any, *, source: str = "rules") -> Rules:  # Any: checked here, also when compiled
     """Build rules from a mapping: ``base`` (a preset name) plus overridden fields.
 
     Without ``base`` the mapping must set every field. Raises :class:`RulesError` naming the offending field.
@@ -246,7 +250,7 @@ def rules_from_dict(data: dict[str, Any], *, source: str = "rules") -> Rules:
 
 def _check(key: str, value: Any, source: str) -> Any:
     f = _FIELDS[key]
-    kind = str(f.type)
+    kind = f.type if isinstance(f.type, str) else f.type.__name__  # a name, or the class itself when compiled
     if kind == "str":
         if not isinstance(value, str) or not value or len(value) > 64:
             raise RulesError(f"{source}: field {key!r}: expected a name of 1 to 64 characters")

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple, cast
 
 from referee.engine import cards as C
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
@@ -40,7 +40,7 @@ from referee.engine.rules import (
     Rules,
     TieBreak,
 )
-from referee.engine.yaku import HandYaku, evaluate, score, yaku_names
+from referee.engine.yaku import HandYaku, evaluate, koikoi_total, yaku_names, yaku_points
 
 
 class Phase(IntEnum):
@@ -61,10 +61,19 @@ class ActionKind(IntEnum):
     KOIKOI = 3
 
 
-# Module-level aliases of enum members: enum attribute lookups are slow on the hot path.
-_AK_PLAY, _AK_CHOOSE, _AK_STOP, _AK_KOIKOI = ActionKind.PLAY, ActionKind.CHOOSE, ActionKind.STOP, ActionKind.KOIKOI
-_PH_PLAY, _PH_DRAW_CHOICE, _PH_KOIKOI, _PH_MATCH_OVER = Phase.PLAY, Phase.DRAW_CHOICE, Phase.KOIKOI, Phase.MATCH_OVER
-_CHOOSE3, _RISE, _AUTO_STOP = CaptureThree.CHOOSE, Reopen.POINTS_RISE, LastTurn.AUTO_STOP
+# Module-level aliases of enum members: enum attribute lookups are slow on the hot path. Final: a compiled build
+# reads these (and the tables below) as C constants, not from the module's dict.
+_AK_PLAY: Final = ActionKind.PLAY
+_AK_CHOOSE: Final = ActionKind.CHOOSE
+_AK_STOP: Final = ActionKind.STOP
+_AK_KOIKOI: Final = ActionKind.KOIKOI
+_PH_PLAY: Final = Phase.PLAY
+_PH_DRAW_CHOICE: Final = Phase.DRAW_CHOICE
+_PH_KOIKOI: Final = Phase.KOIKOI
+_PH_MATCH_OVER: Final = Phase.MATCH_OVER
+_CHOOSE3: Final = CaptureThree.CHOOSE
+_RISE: Final = Reopen.POINTS_RISE
+_AUTO_STOP: Final = LastTurn.AUTO_STOP
 
 
 class Action(NamedTuple):
@@ -84,14 +93,14 @@ class Action(NamedTuple):
         return "koi-koi" if self.kind is _AK_KOIKOI else "stop"
 
 
-STOP = Action(_AK_STOP)
-KOIKOI = Action(_AK_KOIKOI)
+STOP: Final = Action(_AK_STOP)
+KOIKOI: Final = Action(_AK_KOIKOI)
 
 # Every PLAY and CHOOSE action, built once: _PLAY[card][target + 1], _CHOOSE[card][target].
-_PLAY: tuple[tuple[Action, ...], ...] = tuple(
+_PLAY: Final[tuple[tuple[Action, ...], ...]] = tuple(
     tuple(Action(_AK_PLAY, c, t) for t in range(-1, 48)) for c in range(48)
 )
-_CHOOSE: tuple[tuple[Action, ...], ...] = tuple(
+_CHOOSE: Final[tuple[tuple[Action, ...], ...]] = tuple(
     tuple(Action(_AK_CHOOSE, c, t) for t in range(48)) for c in range(48)
 )
 
@@ -127,6 +136,10 @@ class Deal:
             raise DealError(f"a deal must hold each of the 48 cards once; repeated: {', '.join(dup)}")
         return Deal((C.mask_of(ints[0]), C.mask_of(ints[1])), C.mask_of(ints[2]), tuple(ints[3]))
 
+    def __reduce__(self) -> tuple[type[Deal], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Deal, (self.hands, self.field, self.stock)
+
     def to_json(self) -> dict[str, Any]:
         """The ``--deals`` line form of this deal."""
         return {
@@ -136,8 +149,8 @@ class Deal:
         }
 
 
-_KEYS = struct.Struct(">48I").unpack
-_DECK = range(48)
+_KEYS: Final = struct.Struct(">48I").unpack
+_DECK: Final = range(48)
 
 
 def shuffled_deal(seed: int, index: int) -> Deal:
@@ -146,9 +159,23 @@ def shuffled_deal(seed: int, index: int) -> Deal:
     The deck is sorted by 48 random 32-bit keys from SHAKE-256 of the seed and the index: a uniform shuffle up to the
     chance of a tie (below 3e-7, and then the lower card comes first).
     """
+    hands, field, stock = _shuffled(seed, index)
+    return Deal(hands, field, stock)
+
+
+_Dealt = tuple[tuple[Mask, Mask], Mask, tuple[Card, ...]]
+"""A deal as plain values (hands, field, stock): a frozen dataclass is slow to build in a compiled build."""
+
+
+def _shuffled(seed: int, index: int) -> _Dealt:
     keys = _KEYS(hashlib.shake_256(f"koikoi/{seed}/{index}".encode()).digest(192))
     deck = sorted(_DECK, key=keys.__getitem__)
-    return Deal((C.mask_of(deck[0:8]), C.mask_of(deck[8:16])), C.mask_of(deck[16:24]), tuple(deck[24:]))
+    first = second = field = 0
+    for i in range(8):
+        first |= 1 << deck[i]
+        second |= 1 << deck[i + 8]
+        field |= 1 << deck[i + 16]
+    return (first, second), field, tuple(deck[24:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +187,10 @@ class RoundResult:
     winner: int | None
     points: int
     reason: str
+
+    def __reduce__(self) -> tuple[type[RoundResult], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return RoundResult, (self.round, self.dealer, self.winner, self.points, self.reason)
 
 
 class State:
@@ -298,10 +329,10 @@ def _month_actions(month: int, hand_nibble: int, field_nibble: int, choose3: boo
 
 
 # _LEGAL[choose3][month * 256 + hand_nibble * 16 + field_nibble]: the PLAY actions of one month's hand cards.
-_LEGAL: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+_LEGAL: Final[tuple[tuple[tuple[Action, ...], ...], ...]] = tuple(
     tuple(_month_actions(i >> 8, i >> 4 & 15, i & 15, choose3) for i in range(12 * 256)) for choose3 in (False, True)
 )
-_NIBBLE_LOW = int("1" * 12, 16)  # bit 0 of each month's four bits
+_NIBBLE_LOW: Final = 0x111111111111  # bit 0 of each month's four bits
 
 
 def legal_actions(state: State) -> list[Action]:
@@ -335,13 +366,20 @@ def months_of(mask: Mask) -> Mask:
     return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _NIBBLE_LOW) * 15
 
 
-def is_legal(state: State, action: Action) -> bool:
+def _fields(action: object) -> tuple[object, object, object] | None:
+    """The fields of an :class:`Action` as plain objects: a compiled build would check their types on access."""
+    exact = type(action) is Action or isinstance(action, Action)  # kept apart from the cast: no narrowing
+    return cast(tuple[object, object, object], action) if exact else None
+
+
+def is_legal(state: State, action: object) -> bool:
     """Whether ``action`` is legal in ``state`` (without building the whole list)."""
-    if not isinstance(action, Action):
+    fields = _fields(action)
+    if fields is None:
         return False
-    phase, kind = state.phase, action.kind
-    if phase is _PH_PLAY and kind is _AK_PLAY:
-        c, t = action.card, action.target
+    kind, c, t = fields
+    phase = state.phase
+    if phase is _PH_PLAY and kind == _AK_PLAY:
         if not (isinstance(c, int) and 0 <= c < 48 and state.hands[state.to_move] >> c & 1):
             return False
         m = state.field & CARD_MONTH_MASK[c]
@@ -353,10 +391,9 @@ def is_legal(state: State, action: Action) -> bool:
         if n == 2 or (n == 3 and state.rules.capture_three is _CHOOSE3):
             return isinstance(t, int) and 0 <= t < 48 and bool(m >> t & 1)
         return t == -1
-    if phase is _PH_DRAW_CHOICE and kind is _AK_CHOOSE:
-        t = action.target
+    if phase is _PH_DRAW_CHOICE and kind == _AK_CHOOSE:
         return (
-            action.card == state.pending
+            c == state.pending
             and isinstance(t, int)
             and 0 <= t < 48
             and bool((state.field & CARD_MONTH_MASK[state.pending]) >> t & 1)
@@ -374,38 +411,48 @@ def _illegal(state: State, action: object) -> IllegalActionError:
 
 def _normal(action: object) -> Action | None:
     """``action`` with plain ints (or int enums) as its fields made exact; None if it is no action at all."""
-    if type(action) is not Action:
+    fields = _fields(action) if type(action) is Action else None
+    if fields is None:
         return None
-    kind, card, target = action
+    kind, card, target = fields
     if type(kind) is ActionKind and type(card) is int and type(target) is int:
-        return action
-    if any(type(x) is bool or not isinstance(x, int) for x in action):
+        return Action(kind, card, target)
+    if any(type(x) is bool or not isinstance(x, int) for x in fields):
         return None
     try:
-        return Action(ActionKind(int(kind)), int(card), int(target))
+        return Action(ActionKind(int(cast(int, kind))), int(cast(int, card)), int(cast(int, target)))
     except ValueError:
         return None
 
 
-def apply(state: State, action: Action) -> State:
-    """The state after ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it is not legal."""
-    if state.phase is _PH_PLAY and type(action) is Action and action.kind is _AK_PLAY:
-        return _apply_play(state, action)
+def apply(state: State, action: object, record: bool = True) -> State:
+    """The state after the :class:`Action` ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it
+    is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary.
+
+    ``record=False`` (for simulations) builds no event: the new state's ``events`` is empty, the rest is the same.
+    """
     given = action
-    action = _normal(action)  # type: ignore[assignment]
-    if action is None or not is_legal(state, action):
+    exact = type(given) is Action  # a flag, not a narrowing: a compiled build would check the fields' types
+    if exact and state.phase is _PH_PLAY:
+        fields: tuple[object, object, object] = given  # type: ignore[assignment]  # (no call: the hot path)
+        kind, c, t = fields
+        if kind is _AK_PLAY and type(c) is int and type(t) is int:
+            return _apply_play(state, c, t, given, record)
+    normal = _normal(given)
+    if normal is None or not is_legal(state, normal):
         raise _illegal(state, given)
-    if action.kind is _AK_PLAY:
-        return _apply_play(state, action)
+    if normal.kind is _AK_PLAY:
+        return _apply_play(state, normal.card, normal.target, normal, record)
     s = state._copy()
-    events: list[Event] = []
+    events: list[Event] | None = [] if record else None
     p = s.to_move
-    kind = action.kind
+    kind = normal.kind
     if kind is _AK_CHOOSE:
-        took = (1 << s.pending) | (1 << action.target)
+        took = (1 << s.pending) | (1 << normal.target)
         s.field &= ~took
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
-        events.append(DrawCapture(p, s.pending, took))
+        if events is not None:
+            events.append(DrawCapture(p, s.pending, took))
         s.pending = -1
         _end_turn(s, p, events)
     elif kind is _AK_KOIKOI:
@@ -413,21 +460,22 @@ def apply(state: State, action: Action) -> State:
         s.koikoi = (calls, s.koikoi[1]) if p == 0 else (s.koikoi[0], calls)
         pts = evaluate(s.captured[p], s.rules, calls)[0]
         s.last_points = (pts, s.last_points[1]) if p == 0 else (s.last_points[0], pts)
-        events.append(KoikoiDecision(p, True, calls))
+        if events is not None:
+            events.append(KoikoiDecision(p, True, calls))
         _next_turn(s, p, events)
     else:
-        events.append(KoikoiDecision(p, False, s.koikoi[p]))
+        if events is not None:
+            events.append(KoikoiDecision(p, False, s.koikoi[p]))
         _stop(s, p, "stop", events)
-    s.events = tuple(events)
+    s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _apply_play(state: State, action: Action) -> State:
+def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> State:
     """The hand step and the draw step of a turn (the hot path: validation inline)."""
     p = state.to_move
-    c, t = action.card, action.target
     hand = state.hands[p]
-    if type(c) is not int or not 0 <= c < 48 or not hand >> c & 1 or type(t) is not int:
+    if not 0 <= c < 48 or not hand >> c & 1:
         raise _illegal(state, action)
     field = state.field
     rules = state.rules
@@ -450,7 +498,6 @@ def _apply_play(state: State, action: Action) -> State:
         took = 0
         field |= bit
     s = state._copy()
-    events: list[Event] = [Play(p, c, took)]
     s.hands = (hand & ~bit, s.hands[1]) if p == 0 else (s.hands[0], hand & ~bit)
     # the draw step
     d = s.stock[s.stock_pos]
@@ -459,7 +506,7 @@ def _apply_play(state: State, action: Action) -> State:
     m = field & CARD_MONTH_MASK[d]
     if not m:
         s.field = field | dbit
-        events.append(Draw(p, d, 0))
+        drew = 0
     else:
         n = m.bit_count()
         if n == 2 or (n == 3 and rules.capture_three is _CHOOSE3):
@@ -468,22 +515,22 @@ def _apply_play(state: State, action: Action) -> State:
                 s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
             s.pending = d
             s.phase = _PH_DRAW_CHOICE
-            events.append(Draw(p, d, 0, True))
-            s.events = tuple(events)
+            s.events = (Play(p, c, took), Draw(p, d, 0, True)) if record else ()
             return s
         s.field = field & ~m
-        events.append(Draw(p, d, dbit | m))
-        took |= dbit | m
+        drew = dbit | m
+    events: list[Event] | None = [Play(p, c, took), Draw(p, d, drew)] if record else None
+    took |= drew
     if took:
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
         _end_turn(s, p, events)
     else:  # nothing captured this turn: the yaku cannot have changed
         _next_turn(s, p, events)
-    s.events = tuple(events)
+    s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _end_turn(s: State, p: int, events: list[Event]) -> None:
+def _end_turn(s: State, p: int, events: list[Event] | None) -> None:
     rules = s.rules
     base, names = evaluate(s.captured[p], rules, s.koikoi[p])
     rise = base > s.last_points[p] if rules.reopen is _RISE else bool(names & ~s.last_names[p])
@@ -491,7 +538,8 @@ def _end_turn(s: State, p: int, events: list[Event]) -> None:
     s.last_names = (names, s.last_names[1]) if p == 0 else (s.last_names[0], names)
     if rise:
         last = s.hands[p] == 0
-        events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
+        if events is not None:
+            events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
         if last and rules.last_turn is _AUTO_STOP:
             _stop(s, p, "auto_stop", events)
             return
@@ -501,7 +549,7 @@ def _end_turn(s: State, p: int, events: list[Event]) -> None:
     _next_turn(s, p, events)
 
 
-def _next_turn(s: State, p: int, events: list[Event]) -> None:
+def _next_turn(s: State, p: int, events: list[Event] | None) -> None:
     if not s.hands[0] and not s.hands[1]:
         pts = s.rules.exhausted_dealer_points
         _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events)
@@ -511,14 +559,23 @@ def _next_turn(s: State, p: int, events: list[Event]) -> None:
     s.phase = _PH_PLAY
 
 
-def _stop(s: State, p: int, reason: str, events: list[Event]) -> None:
-    sc = score(s.captured[p], s.rules, s.koikoi[p])
-    yaku = tuple((y.name.value, y.points) for y in sc.yaku)
-    _end_round(s, p, sc.total, reason, yaku, events)
+def _stop(s: State, p: int, reason: str, events: list[Event] | None) -> None:
+    captured, calls, rules = s.captured[p], s.koikoi[p], s.rules
+    base = evaluate(captured, rules, calls)[0]
+    total = koikoi_total(base, calls, rules.koikoi_scoring) if base else 0  # as score(...).total
+    yaku: tuple[tuple[str, int], ...] = ()
+    if base and events is not None:  # the breakdown only for the event
+        yaku = tuple((name.value, points) for name, points in yaku_points(captured, rules, calls))
+    _end_round(s, p, total, reason, yaku, events)
 
 
 def _end_round(
-    s: State, winner: int | None, points: int, reason: str, yaku: tuple[tuple[str, int], ...], events: list[Event]
+    s: State,
+    winner: int | None,
+    points: int,
+    reason: str,
+    yaku: tuple[tuple[str, int], ...],
+    events: list[Event] | None,
 ) -> None:
     rules = s.rules
     if winner is not None and points:
@@ -526,7 +583,8 @@ def _end_round(
         loss = points if rules.transfer_points else 0
         s.scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
     s.history = (*s.history, RoundResult(s.round, s.dealer, winner, points, reason))
-    events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
+    if events is not None:
+        events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
     broke = rules.end_when_broke and min(s.scores) <= 0
     if broke or s.round >= rules.rounds:
         a, b = s.scores
@@ -536,7 +594,8 @@ def _end_round(
             s.winner = s.first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None
         s.phase = _PH_MATCH_OVER
         s.pending = -1
-        events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
+        if events is not None:
+            events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
         return
     if winner is not None and reason != "exhausted":
         nd = rules.next_dealer
@@ -550,10 +609,13 @@ def _end_round(
     _begin_round(s, events)
 
 
-def _next_deal(s: State) -> Deal:
+def _next_deal(s: State) -> _Dealt:
     i = s.deal_index
     s.deal_index = i + 1
-    return s.deals[i] if i < len(s.deals) else shuffled_deal(s.seed, i)
+    if i < len(s.deals):
+        deal = s.deals[i]
+        return deal.hands, deal.field, deal.stock
+    return _shuffled(s.seed, i)
 
 
 def _full_month(mask: Mask) -> bool:
@@ -561,13 +623,12 @@ def _full_month(mask: Mask) -> bool:
     return bool(mask & mask >> 1 & mask >> 2 & mask >> 3 & _NIBBLE_LOW)
 
 
-def _misdeal_reason(rules: Rules, deal: Deal) -> str | None:
-    field = deal.field
+def _misdeal_reason(rules: Rules, hands: tuple[Mask, Mask], field: Mask) -> str | None:
     if rules.misdeal_field_four and _full_month(field):
         return "field_four"
     if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
         return "field_four_pairs"
-    if rules.misdeal_hand_four and (_full_month(deal.hands[0]) or _full_month(deal.hands[1])):
+    if rules.misdeal_hand_four and (_full_month(hands[0]) or _full_month(hands[1])):
         return "hand_four"
     return None
 
@@ -582,31 +643,34 @@ def hand_yaku(hand: Mask, rules: Rules) -> tuple[HandYaku, int] | None:
     return None
 
 
-def _begin_round(s: State, events: list[Event]) -> None:
+def _begin_round(s: State, events: list[Event] | None) -> None:
     """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
     rules = s.rules
     while True:
-        deal = _next_deal(s)
-        reason = _misdeal_reason(rules, deal)
+        hands, field, stock = _next_deal(s)
+        reason = _misdeal_reason(rules, hands, field)
         found: list[tuple[int, HandYaku, int]] = []
         if reason is None and (rules.teshi_points or rules.kuttsuki_points):
             for seat in (0, 1):
-                hy = hand_yaku(deal.hands[seat], rules)
+                hy = hand_yaku(hands[seat], rules)
                 if hy is not None:
                     found.append((seat, hy[0], hy[1]))
             if len(found) == 2:
                 reason = "hand_yaku_both"
         if reason is not None:
-            events.append(Misdeal(s.round, reason, deal.hands, deal.field, deal.stock))
+            if events is not None:
+                events.append(Misdeal(s.round, reason, hands, field, stock))
             continue
         s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
-        s.hands, s.field, s.stock, s.stock_pos = deal.hands, deal.field, deal.stock, 0
+        s.hands, s.field, s.stock, s.stock_pos = hands, field, stock, 0
         s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
         s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, _PH_PLAY
-        events.append(RoundStart(s.round, s.dealer, s.leader, deal.hands, deal.field, deal.stock))
+        if events is not None:
+            events.append(RoundStart(s.round, s.dealer, s.leader, hands, field, stock))
         if found:
             seat, name, pts = found[0]
-            events.append(HandYakuMade(seat, name.value, pts))
+            if events is not None:
+                events.append(HandYakuMade(seat, name.value, pts))
             _end_round(s, seat, pts, name.value, ((name.value, pts),), events)
         return
 

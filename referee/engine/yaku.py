@@ -10,6 +10,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, Final
 
 from referee.engine import cards as C
 from referee.engine.cards import Mask
@@ -41,9 +42,9 @@ class HandYaku(StrEnum):
     KUTTSUKI = "kuttsuki"  # four pairs of months
 
 
-_BIT = {y: 1 << i for i, y in enumerate(Yaku)}
-_ORDER = tuple(Yaku)
-_RANK = {y: i for i, y in enumerate(_ORDER)}
+_BIT: Final = {y: 1 << i for i, y in enumerate(Yaku)}
+_ORDER: Final = tuple(Yaku)
+_RANK: Final = {y: i for i, y in enumerate(_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,10 @@ class YakuScore:
     def card_ids(self) -> list[str]:
         """The cards that form it, as canonical ids."""
         return C.ids_of(self.cards)
+
+    def __reduce__(self) -> tuple[type[YakuScore], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return YakuScore, (self.name, self.points, self.cards)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,10 @@ class Score:
             "yaku": [{"name": y.name.value, "points": y.points, "cards": y.card_ids()} for y in self.yaku],
             "total": self.total,
         }
+
+    def __reduce__(self) -> tuple[type[Score], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        return Score, (self.yaku, self.base, self.total)
 
 
 def _brights(captured: Mask, rules: Rules) -> list[tuple[Yaku, int, Mask]]:
@@ -146,15 +155,31 @@ def _all_yaku(captured: Mask, rules: Rules, koikoi_calls: int) -> list[tuple[Yak
     return out
 
 
-_FIVE, _FOUR_DRY, _FOUR_WET, _THREE = (_BIT[Yaku.FIVE_BRIGHTS], _BIT[Yaku.FOUR_BRIGHTS_DRY],
-                                      _BIT[Yaku.FOUR_BRIGHTS_WET], _BIT[Yaku.THREE_BRIGHTS])
-_POETRY, _BLUE, _BONUS, _BDB = (_BIT[Yaku.POETRY_RIBBONS], _BIT[Yaku.BLUE_RIBBONS], _BIT[Yaku.POETRY_BLUE_BONUS],
-                                _BIT[Yaku.BOAR_DEER_BUTTERFLY])
-_RIBBONS, _ANIMALS, _CHAFF, _CHERRY, _MOON = (_BIT[Yaku.RIBBONS], _BIT[Yaku.ANIMALS], _BIT[Yaku.CHAFF],
-                                              _BIT[Yaku.CHERRY_VIEWING], _BIT[Yaku.MOON_VIEWING])
-_BRIGHTS, _RIBBON_CARDS, _ANIMAL_CARDS, _CHAFF_CARDS = C.BRIGHTS, C.RIBBONS, C.ANIMALS, C.CHAFF
-_POETRY_CARDS, _BLUE_CARDS, _BDB_CARDS = C.POETRY, C.BLUE, C.BOAR_DEER_BUTTERFLY
-_RAIN, _SAKE_BIT, _CURTAIN_BIT, _MOON_BIT = 1 << C.RAINMAN, 1 << C.SAKE, 1 << C.CURTAIN, 1 << C.MOON
+# Final: a compiled build reads these as C constants, not from the module's dict.
+_FIVE: Final = _BIT[Yaku.FIVE_BRIGHTS]
+_FOUR_DRY: Final = _BIT[Yaku.FOUR_BRIGHTS_DRY]
+_FOUR_WET: Final = _BIT[Yaku.FOUR_BRIGHTS_WET]
+_THREE: Final = _BIT[Yaku.THREE_BRIGHTS]
+_POETRY: Final = _BIT[Yaku.POETRY_RIBBONS]
+_BLUE: Final = _BIT[Yaku.BLUE_RIBBONS]
+_BONUS: Final = _BIT[Yaku.POETRY_BLUE_BONUS]
+_BDB: Final = _BIT[Yaku.BOAR_DEER_BUTTERFLY]
+_RIBBONS: Final = _BIT[Yaku.RIBBONS]
+_ANIMALS: Final = _BIT[Yaku.ANIMALS]
+_CHAFF: Final = _BIT[Yaku.CHAFF]
+_CHERRY: Final = _BIT[Yaku.CHERRY_VIEWING]
+_MOON: Final = _BIT[Yaku.MOON_VIEWING]
+_BRIGHTS: Final = C.BRIGHTS
+_RIBBON_CARDS: Final = C.RIBBONS
+_ANIMAL_CARDS: Final = C.ANIMALS
+_CHAFF_CARDS: Final = C.CHAFF
+_POETRY_CARDS: Final = C.POETRY
+_BLUE_CARDS: Final = C.BLUE
+_BDB_CARDS: Final = C.BOAR_DEER_BUTTERFLY
+_RAIN: Final = 1 << C.RAINMAN
+_SAKE_BIT: Final = 1 << C.SAKE
+_CURTAIN_BIT: Final = 1 << C.CURTAIN
+_MOON_BIT: Final = 1 << C.MOON
 
 
 def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, int]:
@@ -249,7 +274,15 @@ def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
     return base
 
 
-_NO_YAKU = Score((), 0, 0)
+_NO_YAKU: Final = Score((), 0, 0)
+
+
+def yaku_points(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> list[tuple[Yaku, int]]:
+    """Each yaku held with its points, in table order: :func:`score`'s breakdown without its records (the match
+    loop's round end; frozen records are slow to build in a compiled build)."""
+    found = _all_yaku(captured, rules, koikoi_calls)
+    found.sort(key=lambda y: _RANK[y[0]])
+    return [(name, points) for name, points, _ in found]
 
 
 def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -> Score:
