@@ -38,7 +38,8 @@ print(json.dumps({"build": engine_build(), "files": files}))
 
 DIGEST = """
 import hashlib, random
-from referee.engine import PRESETS, apply, full_event, legal_actions, new_match
+from referee.engine import PRESETS, apply, legal_actions, new_match
+from referee.protocol import full_event_json as full_event
 from referee.engine.simulate import random_playout
 h = hashlib.sha256()
 for name in sorted(PRESETS):
