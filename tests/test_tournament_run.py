@@ -7,6 +7,7 @@ crashes, hangs, or plays an illegal action. ``bots/greedy_bot.py`` and ``bots/ra
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -50,6 +51,15 @@ for line in sys.stdin:
     elif kind == "bye":
         break
 """
+
+
+@pytest.fixture(autouse=True)
+def signing_key_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default signing key is made under this test's folder, not the user's data directory."""
+    home = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    monkeypatch.delenv("KOIKOI_SEED", raising=False)
+    return home / "koikoi-referee" / "key"
 
 
 @pytest.fixture
@@ -244,16 +254,86 @@ def test_resume_after_sigkill_plays_each_match_exactly_once(tmp_path: Path, bot:
 
     proc2 = referee("tournament", "--resume", killed, "-j", "2")
     assert "incomplete last line" in proc2.stderr
-    lines = result_lines(killed)
-    ids = [line["match_id"] for line in lines]
-    assert len(ids) == len(set(ids)) == 20
+    done = json.loads((killed / "standings.json").read_text())
+    assert done["matches"] == 20 and done["complete"] is True
     referee("tournament", "-b", f"first={bot} first", "-b", f"last={bot} last", *args, "-j", "1", "-o", clean)
-    assert standings(killed) == standings(clean)
-    for line in lines:  # every replay is whole: a partial one was overwritten by the replayed match
-        replay = (killed / "replays" / f"{line['match_id']}.jsonl").read_text().splitlines()
-        assert json.loads(replay[-1])["type"] == "result"
+    redealt = {m.stem.split(".")[0][:-1] for m in (killed / "replays").glob("*.interrupted-*.jsonl")}
+    for kept in (killed / "replays").glob("*.interrupted-*.jsonl"):  # a match started but unrecorded: dealt anew
+        assert _header(kept)["seed"] != _header(kept.with_name(kept.name.split(".")[0] + ".jsonl"))["seed"]
+    for folder in (killed, clean):  # every other match has the result of an uninterrupted run
+        rows = (folder / "matches.csv").read_text().splitlines()[1:]
+        assert len(rows) == 20
+    kept = [r for r in (killed / "matches.csv").read_text().splitlines()[1:] if r.split(",")[0][:-1] not in redealt]
+    assert set(kept) <= set((clean / "matches.csv").read_text().splitlines()[1:])
+    for replay in (killed / "replays").glob("??-*[ab].jsonl"):  # every counted replay is whole
+        assert json.loads(replay.read_text().splitlines()[-1])["type"] == "result"
+    before = (killed / "results.jsonl").read_text()
     referee("tournament", "--resume", killed)  # nothing left to play: the same standings again
-    assert len(result_lines(killed)) == 20 and standings(killed) == standings(clean)
+    assert (killed / "results.jsonl").read_text() == before
+    assert json.loads((killed / "standings.json").read_text())["standings"] == done["standings"]
+
+
+HANG_ONCE = r"""
+import json, os, sys, time
+flag, target = sys.argv[1], sys.argv[2]
+match = None
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] in ("hello", "new_match"):
+        match = msg["match"]["id"]
+        if msg["type"] == "hello":
+            print(json.dumps({"type": "hello", "name": "hangs"}), flush=True)
+    elif msg["type"] == "request":
+        if match == target and os.path.exists(flag):
+            time.sleep(3600)
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def _header(replay: Path) -> dict[str, object]:
+    header: dict[str, object] = json.loads(replay.read_text().splitlines()[0])
+    return header
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str, stop: signal.Signals) -> None:
+    script, flag, out = tmp_path / "hang_once.py", tmp_path / "hang", tmp_path / "t"
+    script.write_text(HANG_ONCE)
+    flag.touch()
+    target = "01-hangs-vs-last-001b"  # game b of the second pair: game a of that pair is finished by then
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    cmd = [str(exe), "tournament", "-b", f"hangs={sys.executable} {script} {flag} {target}", "-b",
+           f"last={bot} last", "--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "600000",
+           "--pairs", "3", "--seed", "21", "-j", "1", "--no-html", "-o", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    replay = out / "replays" / f"{target}.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "round_start" not in (replay.read_text() if replay.exists() else ""):
+        time.sleep(0.05)  # the target match is dealt: the bots have seen their hands, and one of them hangs
+    assert "round_start" in replay.read_text()
+    proc.send_signal(stop)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and f"--resume {out}" in err and "Traceback" not in err
+    old_seed = _header(replay)["seed"]
+    assert [json.loads(line)["match_id"] for line in (out / "results.jsonl").read_text().splitlines()] == [
+        "01-hangs-vs-last-000a", "01-hangs-vs-last-000b", "01-hangs-vs-last-001a"]  # fmt: skip
+    flag.unlink()
+
+    resumed = referee("tournament", "--resume", out, "--no-html")
+    assert "01-hangs-vs-last-001a and 01-hangs-vs-last-001b interrupted: dealt afresh" in resumed.stderr
+    kept = sorted(p.name for p in (out / "replays").glob("*.interrupted-*"))
+    assert kept == ["01-hangs-vs-last-001a.interrupted-1.jsonl", "01-hangs-vs-last-001b.interrupted-1.jsonl"]
+    assert _header(out / "replays" / kept[1])["seed"] == old_seed  # the partial replay, kept as it was
+    new_a, new_b = (_header(out / "replays" / f"01-hangs-vs-last-001{g}.jsonl")["seed"] for g in "ab")
+    assert new_a == new_b != old_seed  # both games of the pair on one new deal
+    doc = json.loads((out / "standings.json").read_text())
+    assert doc["matches"] == 6 and doc["complete"] is True
+    rows = {r["match_id"]: r for r in csv.DictReader((out / "matches.csv").read_text().splitlines())}
+    assert rows["01-hangs-vs-last-001a"]["seed"] == rows["01-hangs-vs-last-001b"]["seed"] == str(new_a)
+    seeds = [r["seed"] for r in rows.values()]
+    assert len(set(seeds)) == 3 and str(old_seed) not in seeds
 
 
 def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> None:
@@ -392,10 +472,50 @@ def test_the_seed_is_drawn_at_random_unless_given_and_shards_need_one(tmp_path: 
     for k in (1, 2):
         proc = referee("tournament", *bots, *FAST, "--pairs", "1", "-j", "1", "-o", tmp_path / f"r{k}")
         seeds.append(json.loads((tmp_path / f"r{k}" / "tournament.json").read_text())["config"]["seed"])
-        assert f"seed {seeds[-1]} (drawn at random" in proc.stderr
+        assert "seed drawn at random" in proc.stderr and str(seeds[-1]) not in proc.stderr + proc.stdout
     assert seeds[0] != seeds[1]
     err = referee("tournament", *bots, *FAST, "--shard", "1/2", "-o", tmp_path / "s", check=2).stderr
-    assert "--shard needs --seed" in err
+    assert "--shard needs the seed every shard shares: --seed-file FILE or $KOIKOI_SEED" in err
+
+
+ENV_SPY = r"""
+import json, os, sys
+open(sys.argv[1], "a").write(json.dumps(sorted(k for k in os.environ if "SEED" in k)) + "\n")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "spy"}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_shards_share_a_secret_seed_that_no_bot_sees(tmp_path: Path, bot: str, jobs: str) -> None:
+    spy, seen, seed_file = tmp_path / "env_spy.py", tmp_path / "seen.jsonl", tmp_path / "seed"
+    spy.write_text(ENV_SPY)
+    seed_file.write_text("8675309\n")
+    bots = ["-b", f"spy={sys.executable} {spy} {seen}", "-b", f"first={bot} first", *FAST, "--pairs", "2", "-j", jobs]
+    referee("tournament", *bots, "--seed-file", seed_file, "--shard", "1/2", "-o", tmp_path / "s1")
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    shard2 = [str(exe), "tournament", *map(str, bots), "--shard", "2/2", "-o", str(tmp_path / "s2")]
+    env = {**os.environ, "KOIKOI_SEED": "8675309", "KOIKOI_SEED_NOTE": "other names pass"}
+    done = subprocess.run(shard2, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    for k in (1, 2):
+        text = (tmp_path / f"s{k}" / "tournament.json").read_text()
+        assert json.loads(text)["config"]["seed"] == 8675309
+    assert merge(tmp_path / "s1", tmp_path / "s2", "-o", tmp_path / "all")[1] == ""  # one tournament, signed
+    views = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert views and all(v in ([], ["KOIKOI_SEED_NOTE"]) for v in views)  # no bot inherits the seed
+    assert ["KOIKOI_SEED_NOTE"] in views
+    assert "8675309" not in " ".join(map(str, bots))  # and it is not on the command line
+    bad = referee("tournament", *bots, "--seed-file", tmp_path / "nothing", "-o", tmp_path / "x", check=2).stderr
+    assert "--seed-file" in bad and "cannot read" in bad
+    seed_file.write_text("12ab")
+    assert "a seed is a whole number" in referee("tournament", *bots, "--seed-file", seed_file, check=2).stderr
 
 
 SPY = r"""

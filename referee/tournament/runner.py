@@ -27,16 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import RefereeError
-from referee.match import MatchConfig, TimeControl, play_match
+from referee.match import MatchConfig, play_match
+from referee.records import MatchResult
 from referee.seats import BotSeat
 from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.store import OutputError, output_error
 
 _LIMITS = Limits(memory_bytes=DEFAULT_MEMORY_MB << 20)  # each bot in a fresh temporary directory, memory capped
 
-Emit = Callable[[MatchSpec, dict[str, Any]], None]
-"""Called with each finished match and its result's JSON."""
+Emit = Callable[[MatchSpec, MatchResult], None]
+"""Called with each finished match and its result."""
 
 
 class WorkerError(RefereeError):
@@ -45,13 +47,12 @@ class WorkerError(RefereeError):
 
 def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None) -> MatchConfig:
     """The match runner's configuration of one scheduled match."""
-    t = config.time
     return MatchConfig(
         rules=config.rules,
         seed=spec.seed,
         match_id=spec.match_id,
         first_dealer=spec.first_dealer,
-        time=TimeControl(startup_ms=t.startup_ms, move_ms=t.move_ms, bank_ms=t.bank_ms),
+        time=config.time,
         replay_path=replay,
     )
 
@@ -80,7 +81,10 @@ async def play_unit(
     should_stop: Callable[[], bool],
     seats: dict[str, BotSeat],
 ) -> int:
-    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played."""
+    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played.
+
+    :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
+    """
     commands = {b.name: b.command for b in config.bots}
     if specs:
         await close_seats(seats, frozenset(seat_key(n, s.game) for s in specs for n in s.seats))
@@ -95,8 +99,11 @@ async def play_unit(
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=_LIMITS)
         pair = (seats[keys[0]], seats[keys[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
-        result = await play_match(pair, match_config(config, spec, replay))
-        emit(spec, result.to_json())
+        try:
+            result = await play_match(pair, match_config(config, spec, replay))
+        except OSError as exc:
+            raise output_error(exc) from None
+        emit(spec, result)
         played += 1
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
@@ -147,7 +154,7 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
     seats: dict[str, BotSeat] = {}
     played = 0
 
-    def emit(spec: MatchSpec, result: dict[str, Any]) -> None:
+    def emit(spec: MatchSpec, result: MatchResult) -> None:
         results.put(("result", spec.match_id, result))
 
     try:
@@ -157,6 +164,8 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
                 break
             if not stop.is_set():
                 played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats))
+    except OutputError as exc:
+        results.put(("fault", str(exc)))
     except BaseException:
         results.put(("error", traceback.format_exc(limit=8)))
     finally:
@@ -200,9 +209,11 @@ class ParallelRun:
         return self
 
     def run(self, emit: Emit, should_stop: Callable[[], bool]) -> None:
-        """Receive every result, stopping the workers once ``should_stop`` says so; :class:`WorkerError`."""
+        """Receive every result, stopping the workers once ``should_stop`` says so; :class:`OutputError` when a
+        worker could not write its output, :class:`WorkerError` when one failed otherwise."""
         done = 0
         errors: list[str] = []
+        faults: list[str] = []
         while done < len(self.workers):
             try:
                 msg = self.results.get(timeout=0.5)
@@ -219,8 +230,13 @@ class ParallelRun:
             elif msg[0] == "error":
                 self.stop.set()
                 errors.append(msg[1])
+            elif msg[0] == "fault":
+                self.stop.set()
+                faults.append(msg[1])
             else:
                 done += 1
+        if faults:
+            raise OutputError(faults[0])
         if errors:
             raise WorkerError(f"a worker failed:\n{errors[0]}")
 
