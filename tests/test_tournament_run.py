@@ -46,6 +46,9 @@ for line in sys.stdin:
         if mode == "illegal":
             send({"type": "action", "id": msg["id"], "action": {"koikoi": msg["decision"] != "koikoi"}})
             continue
+        if mode == "invalid":  # well-formed JSON, but not an answer to the request
+            send({"type": "action", "id": msg["id"] + 1000, "action": msg["legal"][0]})
+            continue
         legal = msg["legal"]
         send({"type": "action", "id": msg["id"], "action": legal[0] if mode == "first" else legal[-1]})
     elif kind == "bye":
@@ -64,7 +67,7 @@ def signing_key_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def bot(tmp_path: Path) -> str:
-    """The scripted bot's command; append a mode (first, last, crash, hang, illegal) and a delay."""
+    """The scripted bot's command; append a mode (first, last, crash, hang, illegal, invalid) and a delay."""
     path = tmp_path / "scripted_bot.py"
     path.write_text(BOT)
     return f"{sys.executable} {path}"
@@ -370,7 +373,7 @@ def test_sprt_decides_for_the_stronger_bot_and_sets_the_exit_code(tmp_path: Path
 
 def test_broken_bots_lose_with_the_reason_and_the_tournament_finishes(tmp_path: Path, bot: str) -> None:
     out = tmp_path / "broken"
-    referee(
+    proc = referee(
         "tournament",
         "-b",
         f"first={bot} first",
@@ -380,6 +383,8 @@ def test_broken_bots_lose_with_the_reason_and_the_tournament_finishes(tmp_path: 
         f"hang={bot} hang",
         "-b",
         f"illegal={bot} illegal",
+        "-b",
+        f"invalid={bot} invalid",
         "--rules",
         "cardavia",
         "--startup-ms",
@@ -400,18 +405,23 @@ def test_broken_bots_lose_with_the_reason_and_the_tournament_finishes(tmp_path: 
     )
     doc = json.loads((out / "standings.json").read_text())
     rows = {r["name"]: r for r in doc["standings"]}
-    assert doc["matches"] == 6 * 2
-    assert rows["first"]["wins"] == 6 and rows["first"]["losses"] == 0
-    kinds = {"crash": "crashes", "hang": "timeouts", "illegal": "illegal"}
+    assert doc["matches"] == 10 * 2
+    assert rows["first"]["wins"] == 8 and rows["first"]["losses"] == 0
+    kinds = {"crash": "crashes", "hang": "timeouts", "illegal": "illegal", "invalid": "invalid"}
     failures = 0
     for name, row in rows.items():
         for column in kinds.values():
             expected_min = 2 if kinds.get(name) == column else 0  # it loses both games against "first"
-            assert expected_min <= row[column] <= (6 if expected_min else 0), (name, column, row)
+            assert expected_min <= row[column] <= (8 if expected_min else 0), (name, column, row)
             failures += row[column]
-    assert failures == 12  # exactly one forfeit in every match
+    assert failures == 20  # exactly one forfeit in every match
     csv_text = (out / "matches.csv").read_text()
     assert "crash" in csv_text and "timeout" in csv_text and "illegal_action" in csv_text
+    assert "invalid_message" in csv_text
+    header = (out / "standings.csv").read_text().splitlines()[0]
+    assert header.endswith("crashes,timeouts,invalid,illegal")
+    head = next(line for line in proc.stdout.splitlines() if line.startswith("#"))
+    assert head.split()[-4:] == ["crash", "timeout", "invalid", "illegal"]
 
 
 def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:

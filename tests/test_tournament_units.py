@@ -33,6 +33,8 @@ from referee.tournament import (
     sprt_llr,
     work_units,
 )
+from referee.tournament.records import COLUMN_OF, Column, Redeal
+from referee.tournament.schedule import redealt
 from referee.tournament.stats import PENTANOMIAL_SCORES, _mle, score_of_elo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +53,14 @@ def test_example_tournament_file_loads() -> None:
     assert cfg.rules.name == "cardavia"
     assert [b.name for b in cfg.bots][:2] == ["greedy", "random"]
     assert cfg.pairs == 20 and cfg.seed_drawn  # a shipped example fixes no seed: bots could compute the deals
+
+
+def test_shipped_examples_fix_no_seed() -> None:
+    workflow = (ROOT / "examples" / "ci-workflow.yml").read_text()
+    assert "--seed " not in workflow and "run_id" not in workflow  # nothing a bot could read or predict
+    assert workflow.count("--seed-file") == 2 and "secrets.randbits" in workflow
+    toml = (ROOT / "examples" / "tournament.toml").read_text()
+    assert not [line for line in toml.splitlines() if line.strip().startswith("seed")]
 
 
 @pytest.mark.parametrize(
@@ -262,3 +272,53 @@ def test_standings_count_points_failures_and_pairs(tmp_path: Path) -> None:
     assert st.pairings[0].pentanomial == [0, 1, 1, 0, 0]  # bot0's pair points 0.5 and 1
     assert [p.first_points for p in st.pairs] == [1.0, 0.5]
     assert st.sprt is not None and st.sprt.pairs == 2
+
+
+def test_a_redealt_pair_gets_one_new_deal_for_both_games() -> None:
+    cfg = make_config(2, pairs=2)
+    a, b = build_schedule(cfg)[2:4]
+    new_a, new_b = redealt(cfg, a, 1), redealt(cfg, b, 1)
+    assert new_a.seed == new_b.seed != a.seed and new_a.first_dealer == new_b.first_dealer
+    assert redealt(cfg, a, 2).seed not in (a.seed, new_a.seed) and redealt(cfg, a, 0) == a
+    assert (new_a.match_id, new_a.seats, new_a.deal) == (a.match_id, a.seats, 1)
+
+
+def test_result_lines_round_trip_and_name_what_is_wrong() -> None:
+    spec = build_schedule(make_config(2, pairs=1))[1]
+    rec = _result(spec, 2, Forfeit(0, Failure.INVALID_MESSAGE, "wrong id"))
+    by_id = {spec.match_id: spec}
+    line = json.loads(json.dumps(rec.to_json()))
+    assert line["result"]["seed"] == str(spec.seed)  # a string: JavaScript readers round big integers
+    assert Record.from_json(line, by_id) == rec and rec.offender == (spec.seats[0], Failure.INVALID_MESSAGE)
+    line["result"]["seed"] = spec.seed  # an integer seed (older files) reads the same
+    assert Record.from_json(line, by_id) == rec
+    with pytest.raises(ValueError, match="another match or deal"):
+        Record.from_json({**line, "result": {**line["result"], "seed": spec.seed + 1}}, by_id)
+    assert Redeal.from_json(Redeal(0, 3, 2).to_json()) == Redeal(0, 3, 2)
+
+
+def test_every_failure_has_one_standings_column() -> None:
+    assert set(COLUMN_OF) == set(Failure)
+    assert COLUMN_OF[Failure.INVALID_MESSAGE] is Column.INVALID and COLUMN_OF[Failure.ILLEGAL_ACTION] is Column.ILLEGAL
+
+
+def test_signed_results_chain_and_an_interrupted_pair_is_redealt(tmp_path: Path) -> None:
+    cfg, key = make_config(2, pairs=2), b"k" * 32
+    store = Store.create(tmp_path, cfg, RunOptions(), key)
+    a0, b0, a1, b1 = store.schedule
+    store.append(_result(a0, 1))
+    store.append(_result(b0, 2))
+    store.append(_result(a1, 1))
+    (tmp_path / "replays" / f"{b1.match_id}.jsonl").write_text('{"type":"header"}\n')  # b1 started, unrecorded
+    (tmp_path / "replays" / f"{a1.match_id}.jsonl").write_text('{"type":"header"}\n')
+    store.close()
+    again = Store.open(tmp_path, key=key)
+    assert [m.match_id for m in again.pending()] == [a1.match_id, b1.match_id]  # a1's old deal no longer counts
+    assert again.spec(a1.match_id).deal == again.spec(b1.match_id).deal == 1
+    assert (tmp_path / "replays" / f"{b1.match_id}.interrupted-1.jsonl").exists()
+    again.append(_result(again.spec(a1.match_id), 1))
+    again.close()
+    reread = Store.open_readonly(tmp_path, key)
+    assert set(reread.records) == {a0.match_id, b0.match_id, a1.match_id} and reread.redeals == {(0, 1): 1}
+    with pytest.raises(TournamentError, match="signature does not match"):
+        Store.open_readonly(tmp_path, b"x" * 32)

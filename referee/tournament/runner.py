@@ -102,7 +102,7 @@ async def play_unit(
         try:
             result = await play_match(pair, match_config(config, spec, replay))
         except OSError as exc:
-            raise output_error(exc) from None
+            raise output_error(exc, replay) from None
         emit(spec, result)
         played += 1
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()

@@ -19,7 +19,7 @@ from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, check_size
 from referee.tournament.standings import Standings, compute
 from referee.tournament.stats import SprtState, sprt
-from referee.tournament.store import Store, output_error
+from referee.tournament.store import RESULTS, Store, output_error
 
 __all__ = ["EXIT_GATE", "EXIT_OK", "Outcome", "default_jobs", "judge", "play", "resume", "start", "summarize"]
 
@@ -117,7 +117,7 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
         try:
             rec = store.append(Record(spec, result))
         except OSError as exc:
-            raise output_error(exc) from None
+            raise output_error(exc, store.root / RESULTS) from None
         bar.advance(rec)
         tracker.add(rec)
 

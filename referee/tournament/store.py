@@ -39,9 +39,11 @@ class OutputError(TournamentError):
     made read-only): the run stops with exit 2 and can be resumed."""
 
 
-def output_error(exc: OSError) -> OutputError:
-    """A one-line :class:`OutputError` for an ``OSError`` met while writing the tournament's output."""
-    where = f"{exc.filename}: " if exc.filename else ""
+def output_error(exc: OSError, path: Path | None = None) -> OutputError:
+    """A one-line :class:`OutputError` for an ``OSError`` met while writing the tournament's output (``path``:
+    the file being written, when the error does not name one)."""
+    name = exc.filename or path
+    where = f"{name}: " if name else ""
     return OutputError(f"{where}cannot write the tournament's output: {exc.strerror or exc}")
 
 
