@@ -92,8 +92,22 @@ def test_an_edited_result_line_is_rejected_by_merge_and_resume(played: Path, tmp
     )
     other_key = tmp_path / "other.key"
     other_key.write_text("ab" * 32 + "\n")
-    assert "line 1: the signature does not match" in cli("tournament", "merge", played, "--key", other_key, check=2)
+    wrong_key = cli("tournament", "merge", played, "--key", other_key, check=2)
+    assert "tournament.json: the signature does not match" in wrong_key
     assert "no such file" in cli("tournament", "merge", played, "--key", tmp_path / "none", check=2)
+
+
+def test_an_edited_description_is_rejected(played: Path) -> None:
+    path = played / "tournament.json"
+    doc = json.loads(path.read_text())
+    doc["options"]["min_score"] = 0.0  # a gate made easy
+    path.write_text(json.dumps(doc))
+    assert "tournament.json: the signature does not match" in one_error(cli("tournament", "merge", played, check=2))
+    del doc["options"]
+    path.write_text(json.dumps(doc))
+    assert "tournament.json: the signature does not match" in one_error(cli("tournament", "merge", played, check=2))
+    path.write_text("[" * 100_000)
+    assert "tournament.json: unreadable" in one_error(cli("tournament", "merge", played, check=2))
 
 
 def test_without_the_key_results_are_read_but_not_checked(played: Path, key_home: Path) -> None:

@@ -92,7 +92,7 @@ def _write(
     ordered = sorted(records.values(), key=lambda r: r.spec.index)
     try:
         (out / "replays").mkdir(parents=True, exist_ok=True)
-        write_description(out, base.config, options, schedule)
+        write_description(out, base.config, options, schedule, key)
         write_results(out, ordered, key)
         for r in ordered:
             src = origin[r.spec.match_id] / "replays" / f"{r.spec.match_id}.jsonl"

@@ -25,11 +25,12 @@ COLUMN_TITLES = {Column.CRASHES: "crash", Column.TIMEOUTS: "timeout", Column.INV
 
 
 def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int, complete: bool) -> dict[str, Any]:
-    """What ``standings.json`` says of the folder before the standings."""
+    """What ``standings.json`` says of the folder before the standings (the seed as a string: JavaScript readers
+    round integers above 2**53)."""
     return {
         "format": FORMAT,
         "fingerprint": config.fingerprint(),
-        "seed": config.seed,
+        "seed": str(config.seed),
         "shard": list(shard),
         "scheduled": scheduled,
         "complete": complete,

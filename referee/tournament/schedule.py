@@ -49,7 +49,8 @@ class MatchSpec:
     deal: int = 0  # 0: the pair's first deal; n: dealt afresh n times after interruptions
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON (the ``schedule`` of ``tournament.json``)."""
+        """Plain JSON (the ``schedule`` of ``tournament.json``), the seed as a string (see
+        :meth:`referee.records.MatchResult.to_json`)."""
         return {
             "index": self.index,
             "match_id": self.match_id,
@@ -57,7 +58,7 @@ class MatchSpec:
             "pair": self.pair,
             "game": self.game,
             "seats": list(self.seats),
-            "seed": self.seed,
+            "seed": str(self.seed),
             "first_dealer": self.first_dealer,
             **({"deal": self.deal} if self.deal else {}),
         }

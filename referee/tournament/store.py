@@ -158,7 +158,7 @@ class Store:
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
-            write_description(root, config, options, store.schedule)
+            write_description(root, config, options, store.schedule, key)
             (root / RESULTS).touch()
         except OSError as exc:
             store.close()
@@ -193,9 +193,9 @@ class Store:
 
     @staticmethod
     def _describe(root: Path, jobs: int, key: bytes | None) -> Store:
-        doc = read_description(root)
-        config = TournamentConfig.from_json(doc["config"])
-        options = RunOptions.from_json(doc["options"], jobs)
+        doc = read_description(root, key)
+        config = TournamentConfig.from_json(doc.get("config"))  # type: ignore[arg-type]
+        options = RunOptions.from_json(doc.get("options"), jobs)  # type: ignore[arg-type]
         if config.fingerprint() != doc.get("fingerprint"):
             raise TournamentError(f"{root / DESCRIPTION}: the fingerprint does not match its config")
         return Store(root, config, options, key)
@@ -333,8 +333,10 @@ def dumps_line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def write_description(root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec]) -> None:
-    """Write ``tournament.json`` atomically."""
+def write_description(
+    root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec], key: bytes | None
+) -> None:
+    """Write ``tournament.json`` atomically, signed under ``key`` (its run options decide the CI gates)."""
     doc = {
         "format": FORMAT,
         "fingerprint": config.fingerprint(),
@@ -342,7 +344,7 @@ def write_description(root: Path, config: TournamentConfig, options: RunOptions,
         "options": options.to_json(),
         "schedule": [m.to_json() for m in schedule],
     }
-    write_atomic(root / DESCRIPTION, json.dumps(doc, indent=1) + "\n")
+    write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
 
 
 def write_results(root: Path, records: list[Record], key: bytes | None) -> None:
@@ -374,15 +376,20 @@ def signing_key(path: Path | None, *, create: bool) -> bytes | None:
         raise TournamentError(str(exc)) from None
 
 
-def read_description(root: Path) -> dict[str, Any]:
-    """The parsed ``tournament.json`` of a folder; :class:`TournamentError` if missing or malformed."""
+def read_description(root: Path, key: bytes | None = None) -> dict[str, Any]:
+    """The parsed ``tournament.json`` of a folder, its MAC checked under ``key`` (None: not checked);
+    :class:`TournamentError` if missing, malformed or edited."""
     path = root / DESCRIPTION
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TournamentError(f"{root}: not a tournament folder (no {DESCRIPTION})") from None
-    except (OSError, ValueError) as exc:
-        raise TournamentError(f"{path}: unreadable: {exc}") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise TournamentError(f"{path}: unreadable: {getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TournamentError(f"{path}: not a {FORMAT} description")
+    try:
+        Chain(key).check(doc, str(path))
+    except SigningError as exc:
+        raise TournamentError(str(exc)) from None
     return doc
