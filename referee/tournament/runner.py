@@ -238,7 +238,11 @@ class ParallelRun:
         if faults:
             raise OutputError(faults[0])
         if errors:
-            raise WorkerError(f"a worker failed:\n{errors[0]}")
+            log = self.root / "logs" / "worker-error.log"
+            with contextlib.suppress(OSError):
+                log.write_text(errors[0], encoding="utf-8")
+            last = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
+            raise WorkerError(f"a worker failed: {last} (the traceback is in {log})")
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
