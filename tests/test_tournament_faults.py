@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,29 @@ def test_an_unwritable_output_folder_is_exit_2(tmp_path: Path) -> None:
     target.write_text("")
     err = one_error(cli("tournament", *GREEDY, *FAST, "--pairs", "1", "-o", target, check=2))
     assert "cannot write the tournament folder" in err
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 32 kB tmpfs (skipped where mounting is not allowed: it needs root)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(mount)], capture_output=True,
+                          check=False)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_really_full_disk_is_exit_2_and_the_run_resumes_once_there_is_room(tiny_disk: Path) -> None:
+    out = tiny_disk / "t"
+    proc = referee("tournament", *GREEDY, *FAST, "--pairs", "3", "--seed", "34", "-j", "1", "-o", out, check=2)
+    assert "cannot write the tournament's output: No space left on device" in one_error(proc.stderr)
+    subprocess.run(["mount", "-o", "remount,size=4m", str(tiny_disk)], check=True)
+    resumed = referee("tournament", "--resume", out)
+    assert "interrupted: dealt afresh" in resumed.stderr
+    assert json.loads((out / "standings.json").read_text())["matches"] == 6
+    assert list((out / "replays").glob("*.interrupted-1.jsonl"))
