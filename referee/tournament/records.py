@@ -91,7 +91,8 @@ class Record:
         spec = by_id.get(match_id) if isinstance(match_id, str) else None
         if spec is None:
             raise ValueError(f"match {match_id!r} is not in this folder's schedule")
-        if obj.get("index") != spec.index or obj.get("seats") != list(spec.seats):
+        index = obj.get("index")
+        if type(index) is not int or index != spec.index or obj.get("seats") != list(spec.seats):
             raise ValueError(f"match {match_id}: index or seats differ from the schedule")
         result_json = obj.get("result")
         if not isinstance(result_json, dict):
