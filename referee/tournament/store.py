@@ -32,6 +32,7 @@ DESCRIPTION = "tournament.json"
 RESULTS = "results.jsonl"
 LOCK = ".lock"
 NO_KEY = "signature not checked: no key"
+KEY_HINT = " (a run signed with --key FILE is checked with the same --key FILE)"
 
 
 class OutputError(TournamentError):
@@ -242,7 +243,7 @@ class Store:
         try:
             self._chain.check(obj, where)
         except SigningError as exc:
-            raise TournamentError(str(exc)) from None
+            raise TournamentError(f"{exc}{KEY_HINT}") from None
         try:
             if "redeal" in obj:
                 self._apply_redeal(Redeal.from_json(obj))
@@ -391,5 +392,5 @@ def read_description(root: Path, key: bytes | None = None) -> dict[str, Any]:
     try:
         Chain(key).check(doc, str(path))
     except SigningError as exc:
-        raise TournamentError(str(exc)) from None
+        raise TournamentError(f"{exc}{KEY_HINT}") from None
     return doc
