@@ -310,14 +310,23 @@ def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str,
     cmd = [str(exe), "tournament", "-b", f"hangs={sys.executable} {script} {flag} {target}", "-b",
            f"last={bot} last", "--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "600000",
            "--pairs", "3", "--seed", "21", "-j", "1", "--no-html", "-o", str(out)]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
     replay = out / "replays" / f"{target}.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "round_start" not in (replay.read_text() if replay.exists() else ""):
-        time.sleep(0.05)  # the target match is dealt: the bots have seen their hands, and one of them hangs
-    assert "round_start" in replay.read_text()
-    proc.send_signal(stop)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "round_start" not in (replay.read_text() if replay.exists() else ""):
+            time.sleep(0.05)  # the target match is dealt: the bots have seen their hands, and one of them hangs
+        assert "round_start" in replay.read_text()
+        proc.send_signal(stop)  # wherever it lands, even in an asyncio callback, the run stops
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # a failed stop: end the referee and its bots (all in its session) here
+            ps = subprocess.run(["ps", "-eo", "pid=,sid="], capture_output=True, text=True, check=True).stdout
+            for pid, sid in (map(int, line.split()) for line in ps.splitlines()):
+                if sid == proc.pid:
+                    os.kill(pid, signal.SIGKILL)
+            proc.wait()
     assert proc.returncode == 130 and f"--resume {out}" in err and "Traceback" not in err
     old_seed = _header(replay)["seed"]
     assert [json.loads(line)["match_id"] for line in (out / "results.jsonl").read_text().splitlines()] == [

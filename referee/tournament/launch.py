@@ -110,12 +110,10 @@ class Interrupted(RefereeError):
         self.where = where
 
 
-class _Terminated(Exception):
-    pass
-
-
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated()
+    # KeyboardInterrupt, not an exception of our own: asyncio lets only KeyboardInterrupt and SystemExit out of a
+    # callback, so any other exception raised where the signal lands could be logged and swallowed.
+    raise KeyboardInterrupt
 
 
 def read_seed(text: str, source: str) -> int:
@@ -193,7 +191,7 @@ def run(
     """
     try:
         return _run(req, stream, warn, os.environ if environ is None else environ)
-    except (KeyboardInterrupt, _Terminated):
+    except KeyboardInterrupt:
         raise Interrupted(req.resume or req.out) from None
 
 
@@ -238,7 +236,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         outcome = play(store, stream=stream)
-    except (KeyboardInterrupt, _Terminated):
+    except KeyboardInterrupt:
         raise Interrupted(store.root) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
