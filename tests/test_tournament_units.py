@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from referee.engine import PRESETS
+from referee.records import Failure, Forfeit, MatchResult, Termination
 from referee.tournament import (
     BotSpec,
     Format,
+    MatchSpec,
+    Record,
     RunOptions,
     Sprt,
     Store,
@@ -30,6 +33,8 @@ from referee.tournament import (
     sprt_llr,
     work_units,
 )
+from referee.tournament.records import COLUMN_OF, Column, Redeal
+from referee.tournament.schedule import redealt
 from referee.tournament.stats import PENTANOMIAL_SCORES, _mle, score_of_elo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +52,15 @@ def test_example_tournament_file_loads() -> None:
     cfg = load_config(ROOT / "examples" / "tournament.toml")
     assert cfg.rules.name == "cardavia"
     assert [b.name for b in cfg.bots][:2] == ["greedy", "random"]
-    assert cfg.pairs == 20 and cfg.seed == 2024
+    assert cfg.pairs == 20 and cfg.seed_drawn  # a shipped example fixes no seed: bots could compute the deals
+
+
+def test_shipped_examples_fix_no_seed() -> None:
+    workflow = (ROOT / "examples" / "ci-workflow.yml").read_text()
+    assert "--seed " not in workflow and "run_id" not in workflow  # nothing a bot could read or predict
+    assert workflow.count("--seed-file") == 2 and "secrets.randbits" in workflow
+    toml = (ROOT / "examples" / "tournament.toml").read_text()
+    assert not [line for line in toml.splitlines() if line.strip().startswith("seed")]
 
 
 @pytest.mark.parametrize(
@@ -196,17 +209,21 @@ def test_sprt_decides_each_way() -> None:
 # -- progress log and standings ------------------------------------------------------------------------------
 
 
-def _result(winner: int | None, forfeit: dict[str, object] | None = None) -> dict[str, object]:
-    return {"winner": winner, "scores": [1, 0], "rounds": 1, "reason": "forfeit" if forfeit else "rounds",
-            "forfeit": forfeit}  # fmt: skip
+def _result(spec: MatchSpec, winner: int | None, forfeit: Forfeit | None = None) -> Record:
+    """A finished match of ``spec``: ``winner`` is seat 1 or 2 (None: a draw)."""
+    result = MatchResult(
+        spec.match_id, None if winner is None else winner - 1, (1, 0), 1,
+        Termination.FORFEIT if forfeit else Termination.ROUNDS, forfeit, spec.seats, spec.seed, 3,
+    )  # fmt: skip
+    return Record(spec, result)
 
 
 def test_store_survives_a_torn_line_and_counts_each_match_once(tmp_path: Path) -> None:
     cfg = make_config(2, pairs=3)
     store = Store.create(tmp_path, cfg, RunOptions())
     sched = store.schedule
-    store.append(sched[0], _result(1))
-    store.append(sched[1], _result(2, {"seat": 1, "reason": "timeout", "detail": "slow"}))
+    store.append(_result(sched[0], 1))
+    store.append(_result(sched[1], 2, Forfeit(0, Failure.TIMEOUT, "slow")))
     store.close()
     log = tmp_path / "results.jsonl"
     line0 = log.read_text().splitlines()[0]
@@ -218,7 +235,7 @@ def test_store_survives_a_torn_line_and_counts_each_match_once(tmp_path: Path) -
     assert any("twice" in w for w in again.warnings) and any("incomplete" in w for w in again.warnings)
     assert [m.match_id for m in again.pending()] == [m.match_id for m in sched[2:]]
     assert log.read_text().endswith("\n")  # the torn tail is cut off, so appends stay line-aligned
-    again.append(sched[2], _result(None))
+    again.append(_result(sched[2], None))
     again.close()
     assert len(Store.open(tmp_path).records) == 3
     with pytest.raises(TournamentError, match="already holds"):
@@ -233,7 +250,7 @@ def test_an_output_folder_that_cannot_be_written_is_a_tournament_error(tmp_path:
     Store.create(tmp_path / "t", make_config(2, pairs=1), RunOptions()).close()
     (tmp_path / "t" / "results.jsonl").unlink()
     (tmp_path / "t" / "results.jsonl").mkdir()
-    with pytest.raises(TournamentError, match="cannot resume"):
+    with pytest.raises(TournamentError, match=r"results\.jsonl: cannot read"):
         Store.open(tmp_path / "t")
 
 
@@ -242,16 +259,66 @@ def test_standings_count_points_failures_and_pairs(tmp_path: Path) -> None:
     store = Store.create(tmp_path, cfg, RunOptions())
     a0, b0, a1, b1 = store.schedule
     recs = [
-        store.append(a0, _result(1)),  # bot0 (seat 1) wins
-        store.append(b0, _result(1)),  # bot1 (seat 1) wins
-        store.append(a1, _result(None)),  # draw
-        store.append(b1, _result(1, {"seat": 2, "reason": "crash", "detail": "exit 1"})),  # bot0 crashed
+        store.append(_result(a0, 1)),  # bot0 (seat 1) wins
+        store.append(_result(b0, 1)),  # bot1 (seat 1) wins
+        store.append(_result(a1, None)),  # draw
+        store.append(_result(b1, 1, Forfeit(1, Failure.CRASH, "exit 1"))),  # bot0 crashed
     ]
     st = compute(cfg, recs, Sprt(0, 10))
     rows = {b.name: b for b in st.bots}
     assert (rows["bot1"].wins, rows["bot1"].draws, rows["bot1"].losses, rows["bot1"].points) == (2, 1, 1, 2.5)
-    assert (rows["bot0"].crashes, rows["bot0"].timeouts, rows["bot0"].illegal) == (1, 0, 0)
+    assert (rows["bot0"].crashes, rows["bot0"].timeouts, rows["bot0"].invalid, rows["bot0"].illegal) == (1, 0, 0, 0)
     assert st.bots[0].name == "bot1"
     assert st.pairings[0].pentanomial == [0, 1, 1, 0, 0]  # bot0's pair points 0.5 and 1
-    assert [p["first_points"] for p in st.pairs] == [1.0, 0.5]
+    assert [p.first_points for p in st.pairs] == [1.0, 0.5]
     assert st.sprt is not None and st.sprt.pairs == 2
+
+
+def test_a_redealt_pair_gets_one_new_deal_for_both_games() -> None:
+    cfg = make_config(2, pairs=2)
+    a, b = build_schedule(cfg)[2:4]
+    new_a, new_b = redealt(cfg, a, 1), redealt(cfg, b, 1)
+    assert new_a.seed == new_b.seed != a.seed and new_a.first_dealer == new_b.first_dealer
+    assert redealt(cfg, a, 2).seed not in (a.seed, new_a.seed) and redealt(cfg, a, 0) == a
+    assert (new_a.match_id, new_a.seats, new_a.deal) == (a.match_id, a.seats, 1)
+
+
+def test_result_lines_round_trip_and_name_what_is_wrong() -> None:
+    spec = build_schedule(make_config(2, pairs=1))[1]
+    rec = _result(spec, 2, Forfeit(0, Failure.INVALID_MESSAGE, "wrong id"))
+    by_id = {spec.match_id: spec}
+    line = json.loads(json.dumps(rec.to_json()))
+    assert line["result"]["seed"] == str(spec.seed)  # a string: JavaScript readers round big integers
+    assert Record.from_json(line, by_id) == rec and rec.offender == (spec.seats[0], Failure.INVALID_MESSAGE)
+    line["result"]["seed"] = spec.seed  # an integer seed (older files) reads the same
+    assert Record.from_json(line, by_id) == rec
+    with pytest.raises(ValueError, match="another match or deal"):
+        Record.from_json({**line, "result": {**line["result"], "seed": spec.seed + 1}}, by_id)
+    assert Redeal.from_json(Redeal(0, 3, 2).to_json()) == Redeal(0, 3, 2)
+
+
+def test_every_failure_has_one_standings_column() -> None:
+    assert set(COLUMN_OF) == set(Failure)
+    assert COLUMN_OF[Failure.INVALID_MESSAGE] is Column.INVALID and COLUMN_OF[Failure.ILLEGAL_ACTION] is Column.ILLEGAL
+
+
+def test_signed_results_chain_and_an_interrupted_pair_is_redealt(tmp_path: Path) -> None:
+    cfg, key = make_config(2, pairs=2), b"k" * 32
+    store = Store.create(tmp_path, cfg, RunOptions(), key)
+    a0, b0, a1, b1 = store.schedule
+    store.append(_result(a0, 1))
+    store.append(_result(b0, 2))
+    store.append(_result(a1, 1))
+    (tmp_path / "replays" / f"{b1.match_id}.jsonl").write_text('{"type":"header"}\n')  # b1 started, unrecorded
+    (tmp_path / "replays" / f"{a1.match_id}.jsonl").write_text('{"type":"header"}\n')
+    store.close()
+    again = Store.open(tmp_path, key=key)
+    assert [m.match_id for m in again.pending()] == [a1.match_id, b1.match_id]  # a1's old deal no longer counts
+    assert again.spec(a1.match_id).deal == again.spec(b1.match_id).deal == 1
+    assert (tmp_path / "replays" / f"{b1.match_id}.interrupted-1.jsonl").exists()
+    again.append(_result(again.spec(a1.match_id), 1))
+    again.close()
+    reread = Store.open_readonly(tmp_path, key)
+    assert set(reread.records) == {a0.match_id, b0.match_id, a1.match_id} and reread.redeals == {(0, 1): 1}
+    with pytest.raises(TournamentError, match="signature does not match"):
+        Store.open_readonly(tmp_path, b"x" * 32)

@@ -14,7 +14,6 @@ from referee.tournament.config import (
     Format,
     RunOptions,
     Sprt,
-    Time,
     TournamentConfig,
     TournamentError,
     config_from_dict,
@@ -24,16 +23,19 @@ from referee.tournament.config import (
     resolve_rules,
     with_rounds,
 )
+from referee.tournament.gates import EXIT_ERROR, EXIT_GATE, EXIT_OK, judge
 from referee.tournament.merge import MergeResult, merge
+from referee.tournament.records import BotRow, Column, PairingRow, PairRow, Record, Redeal
 from referee.tournament.schedule import MatchSpec, Pairing, build_schedule, pairings, shard_of, work_units
-from referee.tournament.session import EXIT_GATE, EXIT_OK, Outcome, default_jobs, judge, play, resume, start
-from referee.tournament.standings import Record, Standings, compute
+from referee.tournament.session import Outcome, default_jobs, play, resume, start
+from referee.tournament.standings import Standings, compute
 from referee.tournament.stats import Estimate, SprtResult, SprtState, elo_of_score, estimate, sprt, sprt_llr
-from referee.tournament.store import Store
+from referee.tournament.store import OutputError, Store
 
 __all__ = [
-    "EXIT_GATE", "EXIT_OK", "BotSpec", "Estimate", "Format", "MatchSpec", "MergeResult", "Outcome",
-    "Pairing", "Record", "RunOptions", "Sprt", "SprtResult", "SprtState", "Standings", "Store", "Time",
+    "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "BotRow", "BotSpec", "Column", "Estimate", "Format", "MatchSpec",
+    "MergeResult", "Outcome", "OutputError", "PairRow", "Pairing", "PairingRow", "Record", "Redeal",
+    "RunOptions", "Sprt", "SprtResult", "SprtState", "Standings", "Store",
     "TournamentConfig", "TournamentError", "build_schedule", "compute", "config_from_dict",
     "default_jobs", "elo_of_score", "estimate", "judge", "load_config", "merge", "pairings", "parse_bot",
     "parse_shard", "play", "resolve_rules", "resume", "shard_of", "sprt", "sprt_llr", "start",

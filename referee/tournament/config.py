@@ -21,6 +21,7 @@ from typing import Any
 
 from referee.engine import EngineError, Rules, load_rules, rules_from_dict
 from referee.errors import UsageError
+from referee.records import TimeControl
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
 """Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""
@@ -43,15 +44,6 @@ class BotSpec:
 
     name: str
     command: str
-
-
-@dataclass(frozen=True)
-class Time:
-    """The time control of every match, in milliseconds (see the wire format)."""
-
-    startup_ms: int = 10_000
-    move_ms: int = 1_000
-    bank_ms: int = 30_000
 
 
 @dataclass(frozen=True)
@@ -91,7 +83,7 @@ class TournamentConfig:
     gauntlet: str | None = None  # the gauntlet bot's name (default: the first bot)
     pairs: int = 10  # deal pairs per pairing: each pair is two matches with the seats swapped
     seed: int = 1
-    time: Time = field(default_factory=Time)
+    time: TimeControl = field(default_factory=TimeControl)
     seed_drawn: bool = field(default=False, compare=False)  # the seed was drawn at random, not given
     sandbox: str = "auto"  # auto, bwrap or none (referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # added to every bot's environment
@@ -132,7 +124,7 @@ class TournamentConfig:
             "gauntlet": self.gauntlet,
             "pairs": self.pairs,
             "seed": self.seed,
-            "time": dataclasses.asdict(self.time),
+            "time": self.time.to_json(),
             "sandbox": self.sandbox,
             "bot_env": [list(p) for p in self.bot_env],
         }
@@ -148,7 +140,7 @@ class TournamentConfig:
                 gauntlet=data.get("gauntlet"),
                 pairs=int(data["pairs"]),
                 seed=int(data["seed"]),
-                time=Time(**data["time"]),
+                time=TimeControl.from_json(data["time"]),
                 sandbox=str(data.get("sandbox", "auto")),
                 bot_env=tuple((str(k), str(v)) for k, v in data.get("bot_env", [])),
             )
@@ -290,7 +282,7 @@ def config_from_dict(
         gauntlet=data.get("gauntlet"),
         pairs=data.get("pairs", 10),
         seed=data["seed"] if "seed" in data else secrets.randbits(52),
-        time=Time(**time_table),
+        time=TimeControl(**time_table),
         seed_drawn="seed" not in data,
         sandbox=data.get("sandbox", "auto"),
         bot_env=tuple(env_table.items()),

@@ -2,21 +2,25 @@
 
 Every folder must describe the same tournament (equal fingerprints) and the same number of shards. A match
 recorded in two folders is an error (the shards overlap); scheduled matches recorded nowhere are reported as
-missing.
+missing. Each folder's results are checked against the key when there is one. The merged folder is written in
+the store's own formats (:func:`~referee.tournament.store.write_description`,
+:func:`~referee.tournament.store.write_results`) and its report by
+:func:`~referee.tournament.report.write_report`.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.tournament.config import RunOptions, TournamentError
-from referee.tournament.report import table, write_report
+from referee.tournament.gates import judge
+from referee.tournament.records import Record
+from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, build_schedule
-from referee.tournament.standings import Record, Standings, compute
-from referee.tournament.store import DESCRIPTION, FORMAT, Store, write_atomic
+from referee.tournament.standings import Standings, compute
+from referee.tournament.store import DESCRIPTION, Store, write_description, write_results
 
 
 @dataclass
@@ -31,14 +35,12 @@ class MergeResult:
     failures: list[str] = field(default_factory=list)  # CI gates (the shards' --min-score, --fail-if-worse)
 
 
-def merge(dirs: list[Path], out: Path | None = None) -> MergeResult:
-    """Combine shard folders; with ``out``, write the merged report, results and replays there."""
+def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None) -> MergeResult:
+    """Combine shard folders, checking their results against ``key`` (None: unchecked); with ``out``, write the
+    merged description, results (signed under ``key``), replays and report there."""
     if not dirs:
         raise TournamentError("merge needs at least one tournament folder")
-    stores: list[Store] = []
-    for d in dirs:
-        store = Store.open_readonly(d)
-        stores.append(store)
+    stores = [Store.open_readonly(d, key) for d in dirs]
     base = stores[0]
     fp = base.config.fingerprint()
     n = base.options.shard[1]
@@ -64,15 +66,13 @@ def merge(dirs: list[Path], out: Path | None = None) -> MergeResult:
                 raise TournamentError(f"match {mid} is recorded in both {origin[mid]} and {d}")
             records[mid] = rec
             origin[mid] = d
-        warnings.extend(s.warnings)
+        warnings.extend(w for w in s.warnings if w not in warnings)
     schedule = build_schedule(base.config)
     missing = [m.match_id for m in schedule if m.match_id not in records]
     st = compute(base.config, list(records.values()), base.options.sprt)
-    from referee.tournament.session import judge
-
     result = MergeResult(st, table(st), missing, sorted(seen), warnings, judge(base.config, base.options, st))
     if out is not None:
-        _write(out, base, schedule, records, origin, st, not missing)
+        _write(out, base, schedule, records, origin, st, not missing, key)
     return result
 
 
@@ -84,43 +84,20 @@ def _write(
     origin: dict[str, Path],
     st: Standings,
     complete: bool,
+    key: bytes | None,
 ) -> None:
     if (out / DESCRIPTION).exists():
         raise TournamentError(f"{out} already holds a tournament; choose another -o")
-    (out / "replays").mkdir(parents=True, exist_ok=True)
     options = RunOptions(1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score)
-    doc = {
-        "format": FORMAT,
-        "fingerprint": base.config.fingerprint(),
-        "config": base.config.to_json(),
-        "options": options.to_json(),
-        "schedule": [m.to_json() for m in schedule],
-    }
-    write_atomic(out / DESCRIPTION, json.dumps(doc, indent=1) + "\n")
     ordered = sorted(records.values(), key=lambda r: r.spec.index)
-    lines = [
-        json.dumps(
-            {
-                "match_id": r.spec.match_id,
-                "index": r.spec.index,
-                "seats": list(r.spec.seats),
-                "result": r.result,
-            },
-            separators=(",", ":"),
-        )
-        for r in ordered
-    ]
-    write_atomic(out / "results.jsonl", "".join(line + "\n" for line in lines))
-    for r in ordered:
-        src = origin[r.spec.match_id] / "replays" / f"{r.spec.match_id}.jsonl"
-        if src.is_file():
-            shutil.copyfile(src, out / "replays" / src.name)
-    meta = {
-        "format": FORMAT,
-        "fingerprint": base.config.fingerprint(),
-        "seed": base.config.seed,
-        "shard": [1, 1],
-        "scheduled": len(schedule),
-        "complete": complete,
-    }
-    write_report(out, st, ordered, meta)
+    try:
+        (out / "replays").mkdir(parents=True, exist_ok=True)
+        write_description(out, base.config, options, schedule, key)
+        write_results(out, ordered, key)
+        for r in ordered:
+            src = origin[r.spec.match_id] / "replays" / f"{r.spec.match_id}.jsonl"
+            if src.is_file():
+                shutil.copyfile(src, out / "replays" / src.name)
+        write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete))
+    except OSError as exc:
+        raise TournamentError(f"{out}: cannot write the merged tournament: {exc.strerror or exc}") from None

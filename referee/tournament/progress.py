@@ -18,7 +18,7 @@ from rich.progress import (
 )
 
 from referee.text import scores_text
-from referee.tournament.standings import Record
+from referee.tournament.records import Record
 
 
 def _clock(seconds: float) -> str:
@@ -28,15 +28,13 @@ def _clock(seconds: float) -> str:
 
 def describe(rec: Record) -> str:
     """``a vs b: a wins 5-0`` for one finished match."""
-    res = rec.result
     a, b = rec.spec.seats
-    winner = res.get("winner")
-    scores = res.get("scores") or [0, 0]
-    outcome = f"{rec.spec.seats[int(winner) - 1]} wins" if winner else "draw"
-    text = f"{a} vs {b}: {outcome} {scores_text(scores)}"
-    forfeit = res.get("forfeit")
-    if forfeit:
-        text += f" ({rec.spec.seats[int(forfeit['seat']) - 1]} forfeits: {forfeit['reason']})"
+    winner = rec.winner_name
+    outcome = f"{winner} wins" if winner else "draw"
+    text = f"{a} vs {b}: {outcome} {scores_text(list(rec.result.scores))}"
+    off = rec.offender
+    if off:
+        text += f" ({off[0]} forfeits: {off[1].value})"
     return text
 
 

@@ -2,7 +2,7 @@
 
 ``standings.json`` holds everything (bots, head-to-head pairings with pentanomial counts, every pair, the
 SPRT); ``standings.csv`` one row per bot, ``pairs.csv`` one row per deal pair, ``matches.csv`` one row per
-match.
+match. The rows' JSON and CSV forms are those of :mod:`referee.tournament.records`.
 """
 
 from __future__ import annotations
@@ -14,33 +14,26 @@ import math
 from pathlib import Path
 from typing import Any
 
-from referee.tournament.standings import BotRow, Record, Standings
-from referee.tournament.store import write_atomic
+from referee.tournament.config import TournamentConfig
+from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, BotRow, Column, Record
+from referee.tournament.standings import Standings
+from referee.tournament.store import FORMAT, write_atomic
+
+COLUMN_TITLES = {Column.CRASHES: "crash", Column.TIMEOUTS: "timeout", Column.INVALID: "invalid",
+                 Column.ILLEGAL: "illegal"}  # fmt: skip
+"""The terminal table's heading of each forfeit column."""
 
 
-def _num(x: float, digits: int = 1) -> float | None:
-    """A finite float rounded, or None (JSON has no infinity)."""
-    return round(x, digits) if math.isfinite(x) else None
-
-
-def bot_json(row: BotRow) -> dict[str, Any]:
-    """One bot's standings entry."""
-    est = row.estimate
+def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int, complete: bool) -> dict[str, Any]:
+    """What ``standings.json`` says of the folder before the standings (the seed as a string: JavaScript readers
+    round integers above 2**53)."""
     return {
-        "name": row.name,
-        "games": row.games,
-        "wins": row.wins,
-        "draws": row.draws,
-        "losses": row.losses,
-        "points": row.points,
-        "score": round(est.score, 4) if est else None,
-        "score_low": round(est.low, 4) if est else None,
-        "score_high": round(est.high, 4) if est else None,
-        "elo": _num(est.elo) if est else None,
-        "elo_error": _num(est.elo_error) if est else None,
-        "crashes": row.crashes,
-        "timeouts": row.timeouts,
-        "illegal": row.illegal,
+        "format": FORMAT,
+        "fingerprint": config.fingerprint(),
+        "seed": str(config.seed),
+        "shard": list(shard),
+        "scheduled": scheduled,
+        "complete": complete,
     }
 
 
@@ -49,21 +42,10 @@ def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         **meta,
         "matches": st.matches,
-        "standings": [bot_json(b) for b in st.bots],
-        "pairings": [
-            {
-                "first": p.first,
-                "second": p.second,
-                "wins": p.wins,
-                "draws": p.draws,
-                "losses": p.losses,
-                "pairs": len(p.pair_points),
-                "pentanomial": p.pentanomial,
-            }
-            for p in st.pairings
-        ],
+        "standings": [b.to_json() for b in st.bots],
+        "pairings": [p.to_json() for p in st.pairings],
         "sprt": st.sprt.to_json() if st.sprt else None,
-        "pairs": st.pairs,
+        "pairs": [p.to_json() for p in st.pairs],
     }
 
 
@@ -79,27 +61,14 @@ def _elo_text(row: BotRow) -> str:
 
 def table(st: Standings) -> str:
     """The standings as a plain-text table (one bot a line, best first)."""
-    head = ["#", "bot", "games", "W", "D", "L", "points", "score (95%)", "Elo", "crash", "timeout", "illegal"]
+    head = ["#", "bot", "games", "W", "D", "L", "points", "score (95%)", "Elo", *COLUMN_TITLES.values()]
     rows = []
     for i, b in enumerate(st.bots, 1):
         est = b.estimate
         score = f"{est.score * 100:.1f}% [{est.low * 100:.1f}, {est.high * 100:.1f}]" if est else "-"
-        rows.append(
-            [
-                str(i),
-                b.name,
-                str(b.games),
-                str(b.wins),
-                str(b.draws),
-                str(b.losses),
-                f"{b.points:g}",
-                score,
-                _elo_text(b),
-                str(b.crashes),
-                str(b.timeouts),
-                str(b.illegal),
-            ]
-        )
+        counts = [str(b.failures[c]) for c in COLUMN_TITLES]
+        rows.append([str(i), b.name, str(b.games), str(b.wins), str(b.draws), str(b.losses), f"{b.points:g}",
+                     score, _elo_text(b), *counts])  # fmt: skip
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
     left = {1}
     lines = [
@@ -135,73 +104,6 @@ def write_report(root: Path, st: Standings, records: list[Record], meta: dict[st
     write_atomic(root / "standings.json", json.dumps(doc, indent=1) + "\n")
     bots = doc["standings"]
     write_atomic(root / "standings.csv", _csv(bots, list(bots[0]) if bots else ["name"]))
-    pair_rows = [
-        {
-            "pairing": p["pairing"],
-            "pair": p["pair"],
-            "first": p["first"],
-            "second": p["second"],
-            "first_points": p["first_points"],
-            "second_points": p["second_points"],
-            "complete": p["complete"],
-            "match_a": p["games"].get("a", {}).get("match_id", ""),
-            "match_b": p["games"].get("b", {}).get("match_id", ""),
-        }
-        for p in doc["pairs"]
-    ]
-    write_atomic(
-        root / "pairs.csv",
-        _csv(
-            pair_rows,
-            [
-                "pairing",
-                "pair",
-                "first",
-                "second",
-                "first_points",
-                "second_points",
-                "complete",
-                "match_a",
-                "match_b",
-            ],
-        ),
-    )
-    match_rows = []
-    for r in sorted(records, key=lambda r: r.spec.index):
-        res = r.result
-        forfeit = res.get("forfeit") or {}
-        winner = res.get("winner")
-        scores = res.get("scores") or [None, None]
-        match_rows.append(
-            {
-                "match_id": r.spec.match_id,
-                "seat1": r.spec.seats[0],
-                "seat2": r.spec.seats[1],
-                "seed": r.spec.seed,
-                "first_dealer": r.spec.first_dealer + 1,
-                "winner": r.spec.seats[int(winner) - 1] if winner else "",
-                "score1": scores[0],
-                "score2": scores[1],
-                "rounds": res.get("rounds"),
-                "reason": res.get("reason"),
-                "forfeit_bot": r.spec.seats[int(forfeit["seat"]) - 1] if forfeit else "",
-                "forfeit_reason": forfeit.get("reason", ""),
-                "forfeit_detail": forfeit.get("detail", ""),
-            }
-        )
-    fields = [
-        "match_id",
-        "seat1",
-        "seat2",
-        "seed",
-        "first_dealer",
-        "winner",
-        "score1",
-        "score2",
-        "rounds",
-        "reason",
-        "forfeit_bot",
-        "forfeit_reason",
-        "forfeit_detail",
-    ]
-    write_atomic(root / "matches.csv", _csv(match_rows, fields))
+    write_atomic(root / "pairs.csv", _csv([p.csv_row() for p in st.pairs], PAIR_FIELDS))
+    ordered = sorted(records, key=lambda r: r.spec.index)
+    write_atomic(root / "matches.csv", _csv([r.csv_row() for r in ordered], MATCH_FIELDS))

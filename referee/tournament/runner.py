@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import RefereeError
-from referee.match import MatchConfig, TimeControl, play_match
+from referee.match import MatchConfig, play_match
+from referee.records import MatchResult
 from referee.seats import BotSeat
 from referee.seats.descendants import adopt_orphans
 from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.store import OutputError, output_error
 
 
 def bot_limits(config: TournamentConfig) -> Limits:
@@ -40,8 +42,8 @@ def bot_limits(config: TournamentConfig) -> Limits:
     return Limits(memory_bytes=DEFAULT_MEMORY_MB << 20, sandbox=config.sandbox, env=config.bot_env)
 
 
-Emit = Callable[[MatchSpec, dict[str, Any]], None]
-"""Called with each finished match and its result's JSON."""
+Emit = Callable[[MatchSpec, MatchResult], None]
+"""Called with each finished match and its result."""
 
 
 class WorkerError(RefereeError):
@@ -50,13 +52,12 @@ class WorkerError(RefereeError):
 
 def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None) -> MatchConfig:
     """The match runner's configuration of one scheduled match."""
-    t = config.time
     return MatchConfig(
         rules=config.rules,
         seed=spec.seed,
         match_id=spec.match_id,
         first_dealer=spec.first_dealer,
-        time=TimeControl(startup_ms=t.startup_ms, move_ms=t.move_ms, bank_ms=t.bank_ms),
+        time=config.time,
         replay_path=replay,
     )
 
@@ -85,7 +86,10 @@ async def play_unit(
     should_stop: Callable[[], bool],
     seats: dict[str, BotSeat],
 ) -> int:
-    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played."""
+    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played.
+
+    :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
+    """
     commands = {b.name: b.command for b in config.bots}
     if specs:
         await close_seats(seats, frozenset(seat_key(n, s.game) for s in specs for n in s.seats))
@@ -100,8 +104,11 @@ async def play_unit(
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config))
         pair = (seats[keys[0]], seats[keys[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
-        result = await play_match(pair, match_config(config, spec, replay))
-        emit(spec, result.to_json())
+        try:
+            result = await play_match(pair, match_config(config, spec, replay))
+        except OSError as exc:
+            raise output_error(exc, replay) from None
+        emit(spec, result)
         played += 1
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
@@ -153,7 +160,7 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
     seats: dict[str, BotSeat] = {}
     played = 0
 
-    def emit(spec: MatchSpec, result: dict[str, Any]) -> None:
+    def emit(spec: MatchSpec, result: MatchResult) -> None:
         results.put(("result", spec.match_id, result))
 
     try:
@@ -163,6 +170,8 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
                 break
             if not stop.is_set():
                 played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats))
+    except OutputError as exc:
+        results.put(("fault", str(exc)))
     except BaseException:
         results.put(("error", traceback.format_exc(limit=8)))
     finally:
@@ -206,9 +215,11 @@ class ParallelRun:
         return self
 
     def run(self, emit: Emit, should_stop: Callable[[], bool]) -> None:
-        """Receive every result, stopping the workers once ``should_stop`` says so; :class:`WorkerError`."""
+        """Receive every result, stopping the workers once ``should_stop`` says so; :class:`OutputError` when a
+        worker could not write its output, :class:`WorkerError` when one failed otherwise."""
         done = 0
         errors: list[str] = []
+        faults: list[str] = []
         while done < len(self.workers):
             try:
                 msg = self.results.get(timeout=0.5)
@@ -225,10 +236,19 @@ class ParallelRun:
             elif msg[0] == "error":
                 self.stop.set()
                 errors.append(msg[1])
+            elif msg[0] == "fault":
+                self.stop.set()
+                faults.append(msg[1])
             else:
                 done += 1
+        if faults:
+            raise OutputError(faults[0])
         if errors:
-            raise WorkerError(f"a worker failed:\n{errors[0]}")
+            log = self.root / "logs" / "worker-error.log"
+            with contextlib.suppress(OSError):
+                log.write_text(errors[0], encoding="utf-8")
+            last = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"
+            raise WorkerError(f"a worker failed: {last} (the traceback is in {log})")
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()

@@ -3,11 +3,13 @@
 Every pairing (X, Y) plays ``pairs`` deal pairs. A pair is two matches on the same seed and the same first
 dealer: game ``a`` with X in seat 1, game ``b`` with Y in seat 1, so both bots hold each dealt hand once. A
 pair's seed is a hash of the tournament seed, the two names and the pair index, so it does not depend on the
-order of the bots, the shard, or which other pairings exist.
+order of the bots, the shard, or which other pairings exist. A pair interrupted mid-match is dealt afresh on
+resume (deal number 1, 2, ...): its seed then also hashes the deal number, so no bot ever sees a deal twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from itertools import combinations
 from typing import Any
 
 from referee.engine.rules import FirstDealer
-from referee.tournament.config import Format, TournamentConfig
+from referee.tournament.config import Format, TournamentConfig, TournamentError
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,11 @@ class MatchSpec:
     seats: tuple[str, str]  # bot names in seat 1 and seat 2
     seed: int
     first_dealer: int  # engine seat 0/1; the same in both games of a pair
+    deal: int = 0  # 0: the pair's first deal; n: dealt afresh n times after interruptions
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON (the ``schedule`` of ``tournament.json``)."""
+        """Plain JSON (the ``schedule`` of ``tournament.json``), the seed as a string (see
+        :meth:`referee.records.MatchResult.to_json`)."""
         return {
             "index": self.index,
             "match_id": self.match_id,
@@ -54,8 +58,9 @@ class MatchSpec:
             "pair": self.pair,
             "game": self.game,
             "seats": list(self.seats),
-            "seed": self.seed,
+            "seed": str(self.seed),
             "first_dealer": self.first_dealer,
+            **({"deal": self.deal} if self.deal else {}),
         }
 
 
@@ -68,10 +73,16 @@ def pairings(config: TournamentConfig) -> list[Pairing]:
     return [Pairing(i, x, y) for i, (x, y) in enumerate(combinations(names, 2))]
 
 
-def pair_seed(tournament_seed: int, pairing: Pairing, pair: int) -> int:
-    """A deal pair's seed: 63 bits of SHA-256 of the tournament seed, both names (sorted) and the index."""
+MAX_MATCHES = 200_000
+"""The largest schedule a tournament may have (matches): its description and bookkeeping stay within memory."""
+
+
+def pair_seed(tournament_seed: int, pairing: Pairing, pair: int, deal: int = 0) -> int:
+    """A deal pair's seed: 63 bits of SHA-256 of the tournament seed, both names (sorted), the index and, for a
+    pair dealt afresh, the deal number."""
     x, y = sorted((pairing.first, pairing.second))
-    digest = hashlib.sha256(f"koikoi-tournament/{tournament_seed}/{x}/{y}/{pair}".encode()).digest()
+    text = f"koikoi-tournament/{tournament_seed}/{x}/{y}/{pair}" + (f"/deal-{deal}" if deal else "")
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -84,8 +95,24 @@ def first_dealer_of(config: TournamentConfig, seed: int) -> int:
     return hashlib.sha256(f"koikoi-tournament/first-dealer/{seed}".encode()).digest()[0] & 1
 
 
+def schedule_size(config: TournamentConfig) -> int:
+    """The number of matches of the whole schedule."""
+    return 2 * config.pairs * len(pairings(config))
+
+
+def check_size(config: TournamentConfig) -> None:
+    """:class:`TournamentError` for a schedule over :data:`MAX_MATCHES` (before any memory is spent on it)."""
+    n = schedule_size(config)
+    if n > MAX_MATCHES:
+        raise TournamentError(
+            f"{config.pairs} pairs for {len(pairings(config))} pairings make {n} matches, more than "
+            f"{MAX_MATCHES}; play fewer pairs (or shard the tournament into separate, smaller ones)"
+        )
+
+
 def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
     """The whole schedule, pair index outermost so every pairing advances together."""
+    check_size(config)
     plist = pairings(config)
     width = max(3, len(str(config.pairs - 1)))
     out: list[MatchSpec] = []
@@ -97,6 +124,13 @@ def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
                 match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
                 out.append(MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer))
     return out
+
+
+def redealt(config: TournamentConfig, spec: MatchSpec, deal: int) -> MatchSpec:
+    """``spec`` as dealt the ``deal``-th time (0: the schedule's own deal)."""
+    p = pairings(config)[spec.pairing]
+    seed = pair_seed(config.seed, p, spec.pair, deal)
+    return dataclasses.replace(spec, seed=seed, first_dealer=first_dealer_of(config, seed), deal=deal)
 
 
 def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpec]:

@@ -9,18 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from referee.records import MatchResult
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.progress import ProgressDisplay
-from referee.tournament.report import table, write_report
-from referee.tournament.schedule import MatchSpec
-from referee.tournament.standings import Record, Standings, compute
+from referee.tournament.records import Record
+from referee.tournament.report import report_meta, table, write_report
+from referee.tournament.schedule import MatchSpec, check_size
+from referee.tournament.standings import Standings, compute
 from referee.tournament.stats import SprtState, sprt
-from referee.tournament.store import FORMAT, Store
+from referee.tournament.store import RESULTS, Store, output_error
 
-EXIT_OK = 0
-EXIT_GATE = 1
-"""A CI gate failed: ``--fail-if-worse`` and the SPRT accepted H0, or ``--min-score`` was not reached."""
+__all__ = ["EXIT_GATE", "EXIT_OK", "Outcome", "default_jobs", "judge", "play", "resume", "start", "summarize"]
 
 
 @dataclass
@@ -47,8 +48,9 @@ def _check_commands(config: TournamentConfig) -> None:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 
 
-def start(config: TournamentConfig, options: RunOptions, root: Path) -> Store:
-    """A new output folder for ``config``; the description and schedule are written before any match."""
+def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes | None = None) -> Store:
+    """A new output folder for ``config``; the description and schedule are written before any match. ``key``
+    signs the results (None: unsigned)."""
     if options.sprt is not None and len(config.bots) != 2:
         raise TournamentError("--sprt compares exactly two bots")
     if options.fail_if_worse and options.sprt is None:
@@ -57,14 +59,20 @@ def start(config: TournamentConfig, options: RunOptions, root: Path) -> Store:
         raise TournamentError("--min-score takes a score rate between 0 and 1, e.g. 0.55")
     if not 1 <= options.jobs <= 256:
         raise TournamentError("--jobs takes 1 to 256")
+    check_size(config)
     _check_commands(config)
-    return Store.create(root, config, options)
+    return Store.create(root, config, options, key)
 
 
-def resume(root: Path, jobs: int) -> Store:
-    """The folder of an interrupted run, its finished matches read back (a torn last line dropped)."""
-    store = Store.open(root, jobs)
-    _check_commands(store.config)
+def resume(root: Path, jobs: int, key: bytes | None = None) -> Store:
+    """The folder of an interrupted run, its finished matches read back and checked against ``key`` (None: not
+    checked), a torn last line dropped and interrupted deal pairs dealt afresh."""
+    store = Store.open(root, jobs, key)
+    try:
+        _check_commands(store.config)
+    except TournamentError:
+        store.close()
+        raise
     return store
 
 
@@ -95,14 +103,21 @@ class _SprtTracker:
 
 
 def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None) -> Outcome:
-    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report."""
+    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report.
+
+    :class:`~referee.tournament.store.OutputError` when the output cannot be written (a full disk): the matches
+    recorded so far are kept, and a resume deals the interrupted ones afresh.
+    """
     tracker = _SprtTracker(store)
     pending = [] if tracker.decided else store.pending()
     jobs = store.options.jobs
     from referee.tournament.runner import ParallelRun, run_serial
 
-    def emit(spec: MatchSpec, result: dict[str, object]) -> None:
-        rec = store.append(spec, dict(result))
+    def emit(spec: MatchSpec, result: MatchResult) -> None:
+        try:
+            rec = store.append(Record(spec, result))
+        except OSError as exc:
+            raise output_error(exc, store.root / RESULTS) from None
         bar.advance(rec)
         tracker.add(rec)
 
@@ -117,9 +132,11 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
         elif pending:
             with bar:
                 run_serial(store.config, store.root, pending, emit, should_stop)
+        return summarize(store, decided=tracker.decided)
+    except OSError as exc:
+        raise output_error(exc) from None
     finally:
         store.close()
-    return summarize(store, decided=tracker.decided)
 
 
 def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None = None) -> Outcome:
@@ -127,33 +144,10 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
     records = list(store.records.values())
     st = compute(store.config, records, store.options.sprt)
     complete = decided or not store.pending()
-    meta = {
-        "format": FORMAT,
-        "fingerprint": store.config.fingerprint(),
-        "seed": store.config.seed,
-        "shard": list(store.options.shard),
-        "scheduled": len(store.schedule),
-        "complete": complete,
-    }
+    meta = report_meta(store.config, store.options.shard, len(store.schedule), complete)
     write_report(store.root, st, records, meta)
     failures = judge(store.config, store.options, st)
     return Outcome(st, table(st), complete, failures, list(warnings or []))
-
-
-def judge(config: TournamentConfig, options: RunOptions, st: Standings) -> list[str]:
-    """The CI gates that failed, one line each: ``--fail-if-worse`` (SPRT accepted H0), ``--min-score``."""
-    failures = []
-    if options.fail_if_worse and st.sprt is not None and st.sprt.state is SprtState.H0:
-        failures.append(
-            f"SPRT accepted H0 (LLR {st.sprt.llr:.2f} <= {st.sprt.lower:.2f}): {config.hero} is not stronger"
-        )
-    if options.min_score is not None:
-        hero = next(b for b in st.bots if b.name == config.hero)
-        est = hero.estimate
-        if est is None or est.score < options.min_score:
-            got = "no games" if est is None else f"{est.score:.3f}"
-            failures.append(f"{hero.name} scored {got}, below --min-score {options.min_score:g}")
-    return failures
 
 
 def default_jobs() -> int:

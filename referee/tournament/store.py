@@ -22,14 +22,31 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from referee.signing import Chain, SigningError, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
-from referee.tournament.schedule import MatchSpec, build_schedule, shard_of
-from referee.tournament.standings import Record
+from referee.tournament.records import Record, Redeal
+from referee.tournament.schedule import MatchSpec, build_schedule, redealt, shard_of
 
 FORMAT = "koikoi-tournament/1"
 DESCRIPTION = "tournament.json"
 RESULTS = "results.jsonl"
 LOCK = ".lock"
+NO_KEY = "signature not checked: no key"
+KEY_HINT = " (a run signed with --key FILE is checked with the same --key FILE)"
+
+
+class OutputError(TournamentError):
+    """The output folder cannot be written during a run (a full disk, a file grown over its limit, a folder
+    made read-only): the run stops with exit 2 and can be resumed."""
+
+
+def output_error(exc: OSError, path: Path | None = None) -> OutputError:
+    """A one-line :class:`OutputError` for an ``OSError`` met while writing the tournament's output (``path``:
+    the file being written, when the error does not name one)."""
+    name = exc.filename or path
+    where = f"{name}: " if name else ""
+    return OutputError(f"{where}cannot write the tournament's output: {exc.strerror or exc}")
+
 
 _held_locks: set[int] = set()  # lock file descriptors of this process
 
@@ -95,15 +112,21 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class Store:
-    """A tournament's output folder: its description, the finished matches and the writer of new ones."""
+    """A tournament's output folder: its description, the finished matches and the writer of new ones.
 
-    def __init__(self, root: Path, config: TournamentConfig, options: RunOptions) -> None:
+    ``key`` signs appended lines and checks those read; None: lines are neither signed nor checked.
+    """
+
+    def __init__(self, root: Path, config: TournamentConfig, options: RunOptions, key: bytes | None) -> None:
         self.root = root
         self.config = config
         self.options = options
+        self.key = key
         self.schedule: list[MatchSpec] = shard_of(build_schedule(config), options.shard)
         self._by_id = {m.match_id: m for m in self.schedule}
         self.records: dict[str, Record] = {}
+        self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
+        self._chain = Chain(key)
         self._log: IO[str] | None = None
         self._lock: int | None = None
         self.warnings: list[str] = []
@@ -123,70 +146,75 @@ class Store:
         return self.replays / f"{spec.match_id}.jsonl"
 
     @staticmethod
-    def create(root: Path, config: TournamentConfig, options: RunOptions) -> Store:
+    def create(root: Path, config: TournamentConfig, options: RunOptions, key: bytes | None = None) -> Store:
         """A new tournament folder; refuses a folder that already holds a tournament."""
         if (root / DESCRIPTION).exists():
             raise TournamentError(f"{root} already holds a tournament; use --resume {root} or another --out")
-        store = Store(root, config, options)
+        store = Store(root, config, options, key)
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         store._lock = lock_folder(root)
-        doc = {
-            "format": FORMAT,
-            "fingerprint": config.fingerprint(),
-            "config": config.to_json(),
-            "options": options.to_json(),
-            "schedule": [m.to_json() for m in store.schedule],
-        }
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
-            write_atomic(root / DESCRIPTION, json.dumps(doc, indent=1) + "\n")
+            write_description(root, config, options, store.schedule, key)
             (root / RESULTS).touch()
         except OSError as exc:
+            store.close()
             raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         return store
 
     @staticmethod
-    def open(root: Path, jobs: int = 1) -> Store:
-        """An existing tournament folder, to play on: finished matches read back, a torn last line cut off."""
-        store = Store._describe(root, jobs)
+    def open(root: Path, jobs: int = 1, key: bytes | None = None) -> Store:
+        """An existing tournament folder, to play on: finished matches read back, a torn last line cut off,
+        interrupted deal pairs dealt afresh."""
+        store = Store._describe(root, jobs, key)
         store._lock = lock_folder(root)
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
             store.warnings = store.load_results(repair=True)
+            store.redeal_interrupted()
         except OSError as exc:
+            store.close()
             raise TournamentError(f"{root}: cannot resume in this folder: {exc.strerror or exc}") from None
+        except TournamentError:
+            store.close()
+            raise
         return store
 
     @staticmethod
-    def open_readonly(root: Path) -> Store:
+    def open_readonly(root: Path, key: bytes | None = None) -> Store:
         """An existing tournament folder, to read only (nothing is written)."""
-        store = Store._describe(root, 1)
+        store = Store._describe(root, 1, key)
         store.warnings = store.load_results(repair=False)
         return store
 
     @staticmethod
-    def _describe(root: Path, jobs: int) -> Store:
-        doc = read_description(root)
-        config = TournamentConfig.from_json(doc["config"])
-        options = RunOptions.from_json(doc["options"], jobs)
+    def _describe(root: Path, jobs: int, key: bytes | None) -> Store:
+        doc = read_description(root, key)
+        config = TournamentConfig.from_json(doc.get("config"))  # type: ignore[arg-type]
+        options = RunOptions.from_json(doc.get("options"), jobs)  # type: ignore[arg-type]
         if config.fingerprint() != doc.get("fingerprint"):
             raise TournamentError(f"{root / DESCRIPTION}: the fingerprint does not match its config")
-        return Store(root, config, options)
+        return Store(root, config, options, key)
 
     def load_results(self, *, repair: bool = False) -> list[str]:
-        """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off."""
+        """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off. A line that does not
+        parse or (with the key) does not check is a :class:`TournamentError` naming it."""
         path = self.root / RESULTS
-        warnings: list[str] = []
-        if not path.exists():
+        warnings: list[str] = [] if self.key is not None else [f"{path}: {NO_KEY}"]
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
             return warnings
-        data = path.read_bytes()
+        except OSError as exc:
+            raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
         good_end = 0
         pos = 0
+        number = 0
         while pos < len(data):
             nl = data.find(b"\n", pos)
             if nl < 0:
@@ -194,16 +222,9 @@ class Store:
                 break
             line = data[pos:nl]
             pos = nl + 1
-            rec = self._parse(line)
-            if rec is None:
-                if line.strip():
-                    warnings.append(f"{path}: a malformed line was skipped")
-                good_end = pos
-                continue
-            if rec.spec.match_id in self.records:
-                warnings.append(f"{path}: match {rec.spec.match_id} is recorded twice; the first result counts")
-            else:
-                self.records[rec.spec.match_id] = rec
+            number += 1
+            if line.strip():
+                warnings.extend(self._read_line(line, f"{path} line {number}"))
             good_end = pos
         if repair and good_end < len(data):
             with open(path, "r+b") as f:
@@ -212,55 +233,164 @@ class Store:
                 os.fsync(f.fileno())
         return warnings
 
-    def _parse(self, line: bytes) -> Record | None:
+    def _read_line(self, line: bytes, where: str) -> list[str]:
         try:
             obj = json.loads(line)
-            spec = self._by_id[obj["match_id"]]
-            result = obj["result"]
-            if not isinstance(result, dict) or "winner" not in result:
-                return None
-        except (ValueError, KeyError, TypeError):
-            return None
-        return Record(spec, result)
+        except (ValueError, RecursionError):
+            raise TournamentError(f"{where}: not JSON") from None
+        if not isinstance(obj, dict):
+            raise TournamentError(f"{where}: not a JSON object")
+        try:
+            self._chain.check(obj, where)
+        except SigningError as exc:
+            raise TournamentError(f"{exc}{KEY_HINT}") from None
+        try:
+            if "redeal" in obj:
+                self._apply_redeal(Redeal.from_json(obj))
+                return []
+            rec = Record.from_json(obj, self._by_id)
+            if obj.get("deal", 0) != rec.spec.deal:
+                raise ValueError(f"match {rec.spec.match_id}: deal {obj.get('deal', 0)!r} is not the current one")
+        except ValueError as exc:
+            raise TournamentError(f"{where}: {exc}") from None
+        if rec.spec.match_id in self.records:
+            return [f"{where}: match {rec.spec.match_id} is recorded twice; the first result counts"]
+        self.records[rec.spec.match_id] = rec
+        return []
+
+    def _apply_redeal(self, redeal: Redeal) -> None:
+        """Deal pair (pairing, pair) afresh: its entries get the new deal, its earlier results stop counting."""
+        members = [m for m in self.schedule if (m.pairing, m.pair) == (redeal.pairing, redeal.pair)]
+        if not members:
+            raise ValueError(f"pair {redeal.pair} of pairing {redeal.pairing} is not in this folder's schedule")
+        if redeal.deal <= self.redeals.get((redeal.pairing, redeal.pair), 0):
+            raise ValueError(f"deal {redeal.deal} of pair {redeal.pair} is not a new deal")
+        self.redeals[(redeal.pairing, redeal.pair)] = redeal.deal
+        for m in members:
+            new = redealt(self.config, m, redeal.deal)
+            self.schedule[self.schedule.index(m)] = new
+            self._by_id[m.match_id] = new
+            self.records.pop(m.match_id, None)
+
+    def interrupted(self) -> list[tuple[int, int]]:
+        """Deal pairs with a match that started (its replay exists) but has no result."""
+        found = {(m.pairing, m.pair) for m in self.pending() if self.replay_path(m).exists()}
+        return sorted(found)
+
+    def redeal_interrupted(self) -> list[tuple[int, int]]:
+        """Deal every interrupted pair afresh (a signed ``redeal`` line each) and keep the replays of its old
+        deal as ``ID.interrupted-N.jsonl``; returns the pairs."""
+        pairs = self.interrupted()
+        for pairing, pair in pairs:
+            members = [m for m in self.schedule if (m.pairing, m.pair) == (pairing, pair)]
+            for m in members:
+                old = self.replay_path(m)
+                if old.exists():
+                    n = 1
+                    while (kept := old.with_name(f"{m.match_id}.interrupted-{n}.jsonl")).exists():
+                        n += 1
+                    os.rename(old, kept)
+            redeal = Redeal(pairing, pair, self.redeals.get((pairing, pair), 0) + 1)
+            self._write_line(redeal.to_json())
+            self._apply_redeal(redeal)
+            ids = " and ".join(m.match_id for m in members)
+            self.warnings.append(f"{ids} interrupted: dealt afresh (the old replays are kept as *.interrupted-N)")
+        return pairs
 
     def pending(self) -> list[MatchSpec]:
         """Scheduled matches without a recorded result, in schedule order."""
         return [m for m in self.schedule if m.match_id not in self.records]
 
-    def append(self, spec: MatchSpec, result: dict[str, Any]) -> Record:
-        """Record a finished match: one line, flushed and fsynced before returning."""
+    def spec(self, match_id: str) -> MatchSpec:
+        """The schedule entry of ``match_id`` as dealt now."""
+        return self._by_id[match_id]
+
+    def _write_line(self, obj: dict[str, Any]) -> None:
         if self._log is None:
             self._log = open(self.root / RESULTS, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        line = json.dumps(
-            {"match_id": spec.match_id, "index": spec.index, "seats": list(spec.seats), "result": result},
-            separators=(",", ":"),
-        )
-        self._log.write(line + "\n")
+        self._log.write(dumps_line(self._chain.sign(obj)) + "\n")
         self._log.flush()
         os.fsync(self._log.fileno())
-        rec = Record(spec, result)
-        self.records[spec.match_id] = rec
+
+    def append(self, rec: Record) -> Record:
+        """Record a finished match: one signed line, flushed and fsynced before returning."""
+        self._write_line(rec.to_json())
+        self.records[rec.spec.match_id] = rec
         return rec
 
     def close(self) -> None:
         """Close the log and release the folder."""
         if self._log is not None:
-            self._log.close()
+            with contextlib.suppress(OSError):  # a full disk: the lines were fsynced one by one already
+                self._log.close()
             self._log = None
         if self._lock is not None:
             unlock_folder(self._lock)
             self._lock = None
 
 
-def read_description(root: Path) -> dict[str, Any]:
-    """The parsed ``tournament.json`` of a folder; :class:`TournamentError` if missing or malformed."""
+def dumps_line(obj: dict[str, Any]) -> str:
+    """One ``results.jsonl`` line (without its newline)."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def write_description(
+    root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec], key: bytes | None
+) -> None:
+    """Write ``tournament.json`` atomically, signed under ``key`` (its run options decide the CI gates)."""
+    doc = {
+        "format": FORMAT,
+        "fingerprint": config.fingerprint(),
+        "config": config.to_json(),
+        "options": options.to_json(),
+        "schedule": [m.to_json() for m in schedule],
+    }
+    write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
+
+
+def write_results(root: Path, records: list[Record], key: bytes | None) -> None:
+    """Write a whole ``results.jsonl`` atomically, signed under ``key``: a ``redeal`` line before the first
+    result of each pair dealt again, then the results in schedule order."""
+    chain = Chain(key)
+    lines: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    for rec in sorted(records, key=lambda r: r.spec.index):
+        pair = (rec.spec.pairing, rec.spec.pair)
+        if rec.spec.deal and pair not in seen:
+            seen.add(pair)
+            lines.append(dumps_line(chain.sign(Redeal(*pair, rec.spec.deal).to_json())))
+        lines.append(dumps_line(chain.sign(rec.to_json())))
+    write_atomic(root / RESULTS, "".join(line + "\n" for line in lines))
+
+
+def signing_key(path: Path | None, *, create: bool) -> bytes | None:
+    """The key that signs and checks results: ``path`` (which must exist), or the default key, made on first
+    use when ``create``; None when there is none to check with."""
+    try:
+        if path is not None:
+            key = load_key(path, create=False)
+            if key is None:
+                raise TournamentError(f"--key {path}: no such file")
+            return key
+        return load_key(None, create=create)
+    except SigningError as exc:
+        raise TournamentError(str(exc)) from None
+
+
+def read_description(root: Path, key: bytes | None = None) -> dict[str, Any]:
+    """The parsed ``tournament.json`` of a folder, its MAC checked under ``key`` (None: not checked);
+    :class:`TournamentError` if missing, malformed or edited."""
     path = root / DESCRIPTION
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TournamentError(f"{root}: not a tournament folder (no {DESCRIPTION})") from None
-    except (OSError, ValueError) as exc:
-        raise TournamentError(f"{path}: unreadable: {exc}") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise TournamentError(f"{path}: unreadable: {getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TournamentError(f"{path}: not a {FORMAT} description")
+    try:
+        Chain(key).check(doc, str(path))
+    except SigningError as exc:
+        raise TournamentError(f"{exc}{KEY_HINT}") from None
     return doc

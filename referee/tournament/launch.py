@@ -1,0 +1,304 @@
+"""The ``tournament`` command's one library call: options in, a finished (or judged) run out.
+
+:func:`run` builds the tournament from the command-line options and the tournament file, takes the secret
+seed, starts or resumes the output folder, plays, writes the report and the viewer pages, and returns what the
+command prints. :func:`merge_folders` does the same for ``tournament merge``.
+
+The seed decides every deal, so a bot that learns it can compute the cards it will be dealt and the
+opponent's hand. Shards must share it, so it comes from a file (``--seed-file``) or the environment variable
+:data:`SEED_ENV`, never the command line of a shipped example; the variable is removed from the referee's
+environment as soon as it is read, so no bot process inherits it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from referee.errors import RefereeError
+from referee.records import TimeControl
+from referee.seats.sandbox import MODES, choose, parse_env
+from referee.tournament.config import (
+    Format,
+    RunOptions,
+    Sprt,
+    TournamentConfig,
+    TournamentError,
+    load_config,
+    parse_bot,
+    parse_shard,
+    resolve_rules,
+    with_rounds,
+)
+from referee.tournament.gates import EXIT_GATE, EXIT_OK
+from referee.tournament.merge import MergeResult, merge
+from referee.tournament.report import to_json
+from referee.tournament.session import Outcome, default_jobs, play, resume, start
+from referee.tournament.store import NO_KEY, RESULTS, signing_key
+
+SEED_ENV = "KOIKOI_SEED"
+"""The environment variable that may hold the tournament's secret seed (removed once read)."""
+MAX_SEED = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class Request:
+    """The ``tournament`` command's options (None: not given)."""
+
+    bots: tuple[str, ...] = ()
+    config: Path | None = None
+    rules: str | None = None
+    rounds: int | None = None
+    format: str | None = None
+    gauntlet: str | None = None
+    pairs: int | None = None
+    seed: int | None = None
+    seed_file: Path | None = None
+    startup_ms: int | None = None
+    move_ms: int | None = None
+    bank_ms: int | None = None
+    jobs: int | None = None
+    out: Path | None = None
+    resume: Path | None = None
+    shard: str | None = None
+    sprt: str | None = None
+    fail_if_worse: bool = False
+    min_score: float | None = None
+    html: bool = True
+    key: Path | None = None
+    sandbox: str | None = None  # auto, bwrap or none (over the tournament file's)
+    bot_env: tuple[str, ...] = ()  # NAME=VALUE, added to the tournament file's [bot_env]
+
+    def tournament_options_given(self) -> bool:
+        """Any option that describes the tournament (not allowed with ``--resume``)."""
+        values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
+                  self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
+                  self.sprt, self.min_score, self.sandbox, self.bot_env]  # fmt: skip
+        return any(v is not None and v != () for v in values) or self.fail_if_worse
+
+
+@dataclass
+class Report:
+    """What a run produced: the outcome and where it is."""
+
+    outcome: Outcome
+    root: Path
+    index: Path | None  # the viewer's index page, if written
+
+    @property
+    def exit_code(self) -> int:
+        """0, or 1 when a CI gate failed."""
+        return self.outcome.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        """The standings as printed by ``--json``."""
+        extra: dict[str, Any] = {"folder": str(self.root), "complete": self.outcome.complete}
+        if self.index is not None:
+            extra["index"] = str(self.index)
+        return to_json(self.outcome.standings, extra)
+
+
+class Interrupted(RefereeError):
+    """The run was stopped by Ctrl-C or SIGTERM; ``where`` is the folder to resume."""
+
+    def __init__(self, where: Path | None) -> None:
+        super().__init__(f"interrupted; continue with: koikoi-referee tournament --resume {where}")
+        self.where = where
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # KeyboardInterrupt, not an exception of our own: asyncio lets only KeyboardInterrupt and SystemExit out of a
+    # callback, so any other exception raised where the signal lands could be logged and swallowed.
+    raise KeyboardInterrupt
+
+
+def read_seed(text: str, source: str) -> int:
+    """A seed written as a whole number 0 .. 2**64-1 (surrounding blanks allowed)."""
+    value = text.strip()
+    if not value.isdigit() or int(value) > MAX_SEED:
+        raise TournamentError(f"{source}: a seed is a whole number from 0 to {MAX_SEED}")
+    return int(value)
+
+
+def secret_seed(seed_file: Path | None, environ: MutableMapping[str, str]) -> int | None:
+    """The seed of ``--seed-file`` or of :data:`SEED_ENV` (the file first), or None. The variable is removed
+    from ``environ`` either way, so that no bot started afterwards inherits it."""
+    from_env = environ.pop(SEED_ENV, None)
+    if seed_file is not None:
+        try:
+            text = seed_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TournamentError(f"--seed-file {seed_file}: cannot read: {getattr(exc, 'strerror', exc)}") from None
+        return read_seed(text, f"--seed-file {seed_file}")
+    if from_env is not None:
+        return read_seed(from_env, f"${SEED_ENV}")
+    return None
+
+
+def build_config(req: Request, secret: int | None) -> TournamentConfig:
+    """The tournament of the options, on top of the tournament file if one is given."""
+    base = load_config(req.config) if req.config else None
+    specs = [*(base.bots if base else ()), *(parse_bot(b) for b in req.bots)]
+    if req.rules is not None:
+        rule_set = resolve_rules(req.rules, req.rounds)
+    elif base is not None:
+        rule_set = base.rules if req.rounds is None else with_rounds(base.rules, req.rounds)
+    else:
+        rule_set = resolve_rules("guide", req.rounds)
+    fmt = req.format
+    if req.gauntlet is not None and fmt is None:
+        fmt = Format.GAUNTLET.value
+    try:
+        format_ = Format(fmt) if fmt is not None else (base.format if base else Format.ROUND_ROBIN)
+    except ValueError:
+        raise TournamentError(f"--format {fmt!r}: choose round-robin or gauntlet") from None
+    if req.seed is not None and secret is not None:
+        raise TournamentError(f"--seed and a secret seed (--seed-file or ${SEED_ENV}) are both given; choose one")
+    given = req.seed if req.seed is not None else secret
+    from_file = base is not None and not base.seed_drawn
+    t0 = base.time if base else TimeControl()
+    if req.sandbox is not None and req.sandbox not in MODES:
+        raise TournamentError(f"--sandbox {req.sandbox!r}: choose auto, bwrap or none")
+    return TournamentConfig(
+        bots=tuple(specs),
+        rules=rule_set,
+        format=format_,
+        gauntlet=req.gauntlet if req.gauntlet is not None else (base.gauntlet if base else None),
+        pairs=req.pairs if req.pairs is not None else (base.pairs if base else 10),
+        seed=given if given is not None else (base.seed if base and from_file else secrets.randbits(52)),
+        seed_drawn=given is None and not from_file,
+        time=TimeControl(
+            req.startup_ms if req.startup_ms is not None else t0.startup_ms,
+            req.move_ms if req.move_ms is not None else t0.move_ms,
+            req.bank_ms if req.bank_ms is not None else t0.bank_ms,
+        ),
+        sandbox=req.sandbox or (base.sandbox if base else "auto"),
+        bot_env=(*(base.bot_env if base else ()), *parse_env(req.bot_env)),
+    )
+
+
+def check_sandbox(mode: str, warn: Callable[[str], None]) -> None:
+    """Whether the bots' sandbox can work: :class:`~referee.seats.sandbox.SandboxError` (exit 2) for ``bwrap``
+    where it cannot, a warning when ``auto`` runs the bots unsandboxed."""
+    choice = choose(mode)
+    if choice.warning is not None:
+        warn(choice.warning)
+
+
+def run(
+    req: Request,
+    *,
+    stream: TextIO,
+    warn: Callable[[str], None],
+    environ: MutableMapping[str, str] | None = None,
+) -> Report:
+    """Run (or with ``req.resume`` continue) a tournament; progress goes to ``stream``, warnings to ``warn``.
+
+    Raises :class:`~referee.errors.RefereeError` for bad input and unwritable output (exit 2) and
+    :class:`Interrupted` for Ctrl-C and SIGTERM (exit 130).
+    """
+    try:
+        return _run(req, stream, warn, os.environ if environ is None else environ)
+    except KeyboardInterrupt:
+        raise Interrupted(req.resume or req.out) from None
+
+
+def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: MutableMapping[str, str]) -> Report:
+    jobs = req.jobs or default_jobs()
+    if req.resume is not None:
+        environ.pop(SEED_ENV, None)
+        if req.tournament_options_given():
+            raise TournamentError(
+                "--resume takes only --jobs, --key (and --json, --html): the tournament's options, its sandbox "
+                "included, are in its folder"
+            )
+        key = signing_key(req.key, create=False)
+        if key is None:
+            warn(f"{req.resume / RESULTS}: {NO_KEY}")
+        store = resume(req.resume, jobs, key)
+        check_sandbox(store.config.sandbox, warn)
+        for w in store.warnings:
+            if NO_KEY not in w:
+                warn(w)
+        where: Path = req.resume
+    else:
+        if not req.bots and req.config is None:
+            raise TournamentError(
+                "name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config"
+            )
+        config = build_config(req, secret_seed(req.seed_file, environ))
+        check_sandbox(config.sandbox, warn)
+        if config.seed_drawn and req.shard:
+            raise TournamentError(
+                f"--shard needs the seed every shard shares: --seed-file FILE or ${SEED_ENV} (or --seed)"
+            )
+        options = RunOptions(
+            jobs=jobs,
+            shard=parse_shard(req.shard) if req.shard else (1, 1),
+            sprt=Sprt.parse(req.sprt) if req.sprt else None,
+            fail_if_worse=req.fail_if_worse,
+            min_score=req.min_score,
+        )
+        where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
+        key = signing_key(req.key, create=True)
+        store = start(config, options, where, key)
+        if config.seed_drawn:
+            warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        outcome = play(store, stream=stream)
+    except KeyboardInterrupt:
+        raise Interrupted(store.root) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    index = _write_pages(store.root, warn) if req.html else None
+    return Report(outcome, store.root, index)
+
+
+def _write_pages(root: Path, warn: Callable[[str], None]) -> Path | None:
+    """The viewer pages and index of a tournament folder; a failure is a warning (the results are kept)."""
+    from referee.replay.html import ViewerError, write_index
+
+    try:
+        return write_index(root)
+    except ViewerError as exc:
+        warn(f"no viewer pages: {exc}")
+        return None
+
+
+@dataclass
+class MergeReport:
+    """What ``tournament merge`` prints."""
+
+    result: MergeResult
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0, or 1 when a CI gate failed on the merged standings."""
+        return EXIT_GATE if self.result.failures else EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        """The merged standings as printed by ``--json``."""
+        missing = self.result.missing
+        return to_json(self.result.standings, {"complete": not missing, "missing": missing})
+
+
+def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None) -> MergeReport:
+    """Merge shard folders, checking (and signing the merged results with) the key when there is one."""
+    key = signing_key(key_path, create=False)
+    result = merge(dirs, out, key)
+    warnings = [] if key is not None else [NO_KEY]
+    warnings += [w for w in result.warnings if NO_KEY not in w]
+    missing = result.missing
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        warnings.append(f"{len(missing)} scheduled match(es) missing: {shown}")
+    return MergeReport(result, warnings)
