@@ -34,6 +34,7 @@ FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 GREEDY = str(Path(__file__).parents[1] / "bots" / "greedy_bot.py")
 SLEEPY = f"{Path(__file__).parent / 'hostile' / 'hostile_bot.py'} sleepy /dev/null"  # 50 ms per answer
 LIMIT_MB = 256
+TMP_CAP = (256 + 8) << 20  # the default size of a sandboxed bot's /tmp, and a write or two beyond
 
 
 def sandbox_problem() -> str | None:
@@ -208,7 +209,7 @@ def tournament(tmp: Path, mode: str, *, sandbox: str) -> Run:
 
 def fills_stopped(run: Run) -> bool:
     fills = [f for v in run.verdicts for f in v.get("fills", [])]  # type: ignore[attr-defined]
-    return len(fills) == 2 and all(f["error"] and f["written"] <= 512 << 20 for f in fills)
+    return len(fills) == 2 and all(f["error"] and f["written"] <= TMP_CAP for f in fills)
 
 
 def flood_log_capped(tmp: Path) -> bool:

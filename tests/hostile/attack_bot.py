@@ -18,11 +18,12 @@ framing         SIGSTOP the referee for 2.5 s while the opponent's request is pe
 setsid_churn    a process that forks, calls setsid and lets its parent exit every millisecond (for 30 s)
 results_rewrite rewrite the results.jsonl of the running tournament (found through the referee's cwd/fds)
 fork_bomb       fork up to 300 sleeping processes (each exits after 20 s)
-disk_fill       write up to 1 GiB into the working directory and up to 1 GiB into /tmp, stop at an error
+disk_fill       write up to 1 GiB into the working directory, then into /tmp, in 64 MiB files; stop at an error
 stderr_flood    write 200 MB to stderr while playing
 memory_children four children that each allocate and touch 160 MiB, held at the same time
 """
 
+import contextlib
 import json
 import os
 import re
@@ -323,25 +324,29 @@ def fork_bomb() -> None:
     verdict(forks=forks, error=error)
 
 
-def fill(path: str, limit: int = 1 << 30) -> dict[str, object]:
-    written, error, chunk = 0, None, b"\xa5" * (4 << 20)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        return {"path": path, "written": 0, "error": exc.strerror}
+def fill(folder: str, limit: int = 1 << 30) -> dict[str, object]:
+    """Write files of 64 MiB into ``folder`` (so that no limit on one file's size stops it) until ``limit``
+    bytes or the first error; then remove them."""
+    written, error, chunk, paths = 0, None, b"\xa5" * (4 << 20), []
     try:
         while written < limit:
-            written += os.write(fd, chunk)
+            paths.append(os.path.join(folder, f"fill-{os.getpid()}-{len(paths)}.bin"))
+            fd = os.open(paths[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                for _ in range(16):
+                    written += os.write(fd, chunk)
+            finally:
+                os.close(fd)
     except OSError as exc:
         error = exc.strerror
-    finally:
-        os.close(fd)
-        os.unlink(path)
-    return {"path": path, "written": written, "error": error}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return {"folder": folder, "written": written, "error": error}
 
 
 def disk_fill() -> None:
-    verdict(fills=[fill(os.path.join(os.getcwd(), "fill.bin")), fill(f"/tmp/fill-{os.getpid()}.bin")])
+    verdict(fills=[fill(os.getcwd()), fill("/tmp")])
 
 
 def stderr_flood() -> None:
