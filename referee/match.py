@@ -77,6 +77,12 @@ def _seat_command(seat: Seat) -> str:
     return command if isinstance(command, str) else seat.name
 
 
+def _seat_sandbox(seat: Seat) -> dict[str, str]:
+    """``{"sandbox": "bwrap"|"none"}`` for a bot process seat, else nothing."""
+    mode = getattr(getattr(seat, "process", None), "sandbox", None)
+    return {"sandbox": mode} if isinstance(mode, str) else {}
+
+
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:
     """Play one match on ``seats`` (started with ``hello`` if needed, else told ``new_match``).
 
@@ -94,7 +100,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": _seat_command(s)} for i, s in enumerate(seats)],
+                bots=[{"seat": i + 1, "command": _seat_command(s), **_seat_sandbox(s)} for i, s in enumerate(seats)],
                 time=tc.to_json(),
             )  # fmt: skip
         try:

@@ -42,7 +42,7 @@ def test_limits_are_set_in_the_child_and_the_default_cwd_is_fresh_and_removed(
 ) -> None:
     monkeypatch.setenv("PWD", str(Path.cwd()))  # the referee's folder, where replays go: not for the bot
     monkeypatch.setenv("OLDPWD", str(ROOT))
-    seen, cwd, token = report_of(Limits(cpu_seconds=7, memory_bytes=512 << 20))
+    seen, cwd, token = report_of(Limits(cpu_seconds=7, memory_bytes=512 << 20, sandbox="none"))
     assert seen["limits"] == {"RLIMIT_AS": 512 << 20, "RLIMIT_CPU": 7, "RLIMIT_CORE": 0}
     assert cwd is not None and seen["cwd"] == str(cwd) and cwd != Path.cwd()
     assert seen["pwd"] == str(cwd) and seen["oldpwd"] is None
@@ -51,7 +51,7 @@ def test_limits_are_set_in_the_child_and_the_default_cwd_is_fresh_and_removed(
 
 
 def test_without_limits_only_core_dumps_are_off_and_a_given_cwd_is_kept(tmp_path: Path) -> None:
-    seen, cwd, _ = report_of(Limits(cwd=tmp_path))
+    seen, cwd, _ = report_of(Limits(cwd=tmp_path, sandbox="none"))
     assert cwd == tmp_path
     lim = seen["limits"]
     assert isinstance(lim, dict)
@@ -65,10 +65,10 @@ def test_relative_paths_of_the_command_line_are_made_absolute(tmp_path: Path) ->
     (tmp_path / "bots").mkdir()
     (tmp_path / "bots" / "b.py").write_text("")
     (tmp_path / "model.bin").write_text("")
-    argv = ["./run", "bots/b.py", "--x", "model.bin", "missing.txt", "--m=model.bin", "/abs"]
+    argv = ["./run", "bots/b.py", "--x", "model.bin", "missing.txt", "--m=model.bin", "--w=no.txt", "--q=", "/abs"]
     assert resolve_paths(argv, tmp_path) == [
         str(tmp_path / "run"), str(tmp_path / "bots" / "b.py"), "--x", str(tmp_path / "model.bin"),
-        "missing.txt", "--m=model.bin", "/abs",
+        "missing.txt", f"--m={tmp_path / 'model.bin'}", "--w=no.txt", "--q=", "/abs",
     ]  # fmt: skip
     long = "x" * 300  # longer than a file name may be: not a file, and no error
     assert resolve_paths(["prog", long, "a\0b"], tmp_path) == ["prog", long, "a\0b"]
@@ -84,7 +84,7 @@ def run_play(referee_exe: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_play_options_for_bot_limits(referee_exe: Path, tmp_path: Path) -> None:
     probe = tmp_path / "probe.json"
     out = run_play(referee_exe, FIRST, f"{HOSTILE} probe {tmp_path / 'pids'} {probe}", "--bot-cwd", str(tmp_path),
-                   "--bot-memory-mb", "0", "--bot-cpu-s", "30", "--json")  # fmt: skip
+                   "--bot-memory-mb", "0", "--bot-cpu-s", "30", "--json", "--sandbox", "none")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(probe.read_text())["cwd"] == str(tmp_path)
     bad = run_play(referee_exe, FIRST, FIRST, "--bot-cwd", str(tmp_path / "nope"))
@@ -107,3 +107,26 @@ def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> Non
              for _ in range(2)]  # fmt: skip
     assert seeds[0] != seeds[1]
     assert all(isinstance(s, str) and 0 <= int(s) < 2**52 for s in seeds)
+
+
+def test_an_opt_value_file_is_found_from_the_bots_own_folder(referee_exe: Path, tmp_path: Path) -> None:
+    """``bot.py --weights=data/w.txt`` works like ``bot.py data/w.txt``: the path is made absolute (and, in
+    the sandbox, bound read-only), although the bot runs in a working directory of its own."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "w.txt").write_text("weights-read")
+    bot = tmp_path / "weights_bot.py"
+    bot.write_text(
+        "import sys\n"
+        "path = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--weights='))\n"
+        "name = open(path).read().strip()\n"
+        + Path(FIRST).read_text().replace('"name":"first"', '"name":"\' + name + \'"')
+    )
+    for mode in ("none", "auto"):
+        out = subprocess.run(
+            [str(referee_exe), "play", "weights_bot.py --weights=data/w.txt", FIRST, "--rounds", "1", "--json",
+             "--sandbox", mode],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert result["forfeit"] is None and result["names"][0] == "weights-read", (mode, out.stdout)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from referee.seats.process import (
     BotClosedError,
     BotCommandError,
     BotProcess,
+    Limits,
     LineTooLongError,
     check_command,
     command_argv,
@@ -146,11 +148,11 @@ def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
     )
 
     async def main() -> int:
-        p = BotProcess(script(code))
+        p = BotProcess(script(code), limits=Limits(sandbox="none"))
         await p.start()
         assert await p.read_line() == b"ready"
         assert p.pid is not None
-        assert len(group_members(p.pid)) == 2
+        assert len(group_members(p.pid)) == 2  # the limit wrappers exec the bot: the bot and its child
         await p.close(exit_wait_s=0.05, grace_s=0.05)
         return p.pid
 
@@ -172,7 +174,8 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
     )
     exe = str(Path(sys.executable).parent / "koikoi-referee")
     referee = subprocess.Popen(
-        [exe, "play", str(bot), str(bot), "--move-ms", "60000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [exe, "play", str(bot), str(bot), "--move-ms", "60000", "--sandbox", "none"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
@@ -187,3 +190,70 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
         assert b"interrupted" in err
     for pid in pids:
         assert group_members(pid) == []
+
+
+DETACHING_BOT = """\
+import json, os, sys, time
+def detach():  # a short-lived helper in a session of its own whose parent is gone: an orphan
+    pid = os.fork()
+    if pid == 0:
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(0.05)
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(pid, 0)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "detacher"}), flush=True)
+    elif msg["type"] == "request":
+        detach()
+        time.sleep(0.025)
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def zombie_children(pid: int) -> int:
+    """How many children of ``pid`` are zombies (read from ``/proc``)."""
+    kids: list[str] = []
+    try:
+        for tid in Path(f"/proc/{pid}/task").iterdir():
+            kids += (tid / "children").read_text().split()
+    except OSError:
+        return 0
+    count = 0
+    for kid in kids:
+        try:
+            stat = Path(f"/proc/{kid}/stat").read_text()
+        except OSError:
+            continue
+        count += stat[stat.rindex(")") + 2] == "Z"
+    return count
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_orphans_of_a_bot_are_reaped_during_a_run(tmp_path: Path, mode: str) -> None:
+    """A bot that leaves a detached helper at every request: the referee (a subreaper) reaps the orphans as
+    they end instead of keeping one zombie per request (in the sandbox they never reach the referee)."""
+    bot = tmp_path / "detach.py"
+    bot.write_text(DETACHING_BOT)
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
+    first = str(HERE / "bots" / "first_bot.py")
+    referee = subprocess.Popen(
+        [exe, "play", str(bot), first, "--games", "12", "--rounds", "1", "--json", "--sandbox", mode],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    most = 0
+    while referee.poll() is None:
+        most = max(most, zombie_children(referee.pid))
+        time.sleep(0.01)
+    out, err = referee.communicate()
+    assert referee.returncode == 0, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert len(results) == 12 and all(r["forfeit"] is None for r in results)
+    helpers = sum((r["decisions"] + 1) // 2 for r in results)  # about half the decisions are the bot's
+    assert helpers >= 60
+    assert most <= 5, f"{most} zombies at once"

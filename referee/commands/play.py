@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
+from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP, sandbox_options
 from referee.engine import Deal, EngineError, deals_from_lines, load_rules
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, TimeControl, run_matches
 from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
@@ -119,6 +120,8 @@ def play_cmd(
         int, typer.Option("--startup-ms", min=1, help="Time for the handshake (ms).")
     ] = 10000,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep each bot's stderr here.")] = None,
+    sandbox_mode: Annotated[str, typer.Option("--sandbox", help=SANDBOX_HELP)] = "auto",
+    bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
 ) -> None:
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
@@ -163,7 +166,7 @@ def play_cmd(
     seeds = game_seeds(seed, games, human=any(humans))
     if bot_cwd is not None and not bot_cwd.is_dir():
         fail(f"{bot_cwd}: no such folder for the bots")
-    limits = Limits(bot_cpu_s or None, (bot_memory_mb << 20) or None, bot_cwd)
+    limits = Limits(bot_cpu_s or None, (bot_memory_mb << 20) or None, bot_cwd, **sandbox_options(sandbox_mode, bot_env))
     time = TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms)
     configs = [
         MatchConfig(

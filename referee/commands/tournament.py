@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from referee.commands import fail
+from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP, sandbox_options, with_sandbox
 from referee.errors import RefereeError
 
 if TYPE_CHECKING:
@@ -157,6 +158,8 @@ def tournament_cmd(
             "(about 50 ms and 150 kB a match; also later with: replay html DIR).",
         ),
     ] = True,
+    sandbox_mode: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
+    bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -182,7 +185,7 @@ def tournament_cmd(
                 bank_ms,
                 out,
             ]
-            given += [shard, sprt_text]
+            given += [shard, sprt_text, sandbox_mode, bot_env]
             if any(v for v in given) or fail_if_worse or min_score is not None:
                 fail("--resume takes only --jobs (and --json): the tournament's options are in its folder")
             store = resume(resume_dir, n_jobs)
@@ -192,6 +195,7 @@ def tournament_cmd(
             if not bot and config is None:
                 fail("name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config")
             cfg = _build(config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms)
+            cfg = with_sandbox(cfg, sandbox_mode, bot_env)
             if cfg.seed_drawn:
                 if shard:
                     fail("--shard needs --seed (or a seed in the tournament file): every shard must share the schedule")
@@ -205,6 +209,7 @@ def tournament_cmd(
             )
             folder = out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
             store = start(cfg, options, folder)
+        sandbox_options(store.config.sandbox, [f"{k}={v}" for k, v in store.config.bot_env])  # error or warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             outcome = play(store, stream=sys.stderr if as_json else sys.stdout)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -112,31 +111,25 @@ def _prctl(option: int, arg: int) -> bool:
 
 
 _adopting = False
+_adopter = 0  # the process that set it (a forked child has not)
+
+
+def adopting() -> bool:
+    """True when :func:`adopt_orphans` is in effect in this process."""
+    return _adopting and _adopter == os.getpid()
 
 
 def adopt_orphans() -> bool:
     """Make this process a child subreaper: orphans of its descendants re-parent here, not to ``init``.
 
-    Meant for the referee's own process (the CLI): zombies of adopted orphans that no bot claims stay until
-    the referee exits. True when it is in effect (Linux only)."""
-    global _adopting
-    if not _adopting:
+    Meant for the referee's own process (the CLI) and its tournament workers (the attribute is not inherited
+    through ``fork``); :func:`reap_orphans` collects the adopted ones that end. True when it is in effect
+    (Linux only)."""
+    global _adopting, _adopter
+    if not adopting():
         _adopting = _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        _adopter = os.getpid()
     return _adopting
-
-
-def die_with_parent() -> Callable[[], None]:
-    """A function for a child between fork and exec: SIGKILL it when the referee's thread that started it
-    ends (``PR_SET_PDEATHSIG``), so even a referee killed with SIGKILL leaves no bot (its descendants may
-    stay). Call this in the referee; it prepares everything the child needs."""
-    fn = _prctl_fn()
-    sig = int(signal.SIGKILL)
-
-    def _apply() -> None:
-        if fn is not None:
-            fn(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-
-    return _apply
 
 
 def reap(pids: Iterable[int]) -> None:
@@ -144,3 +137,73 @@ def reap(pids: Iterable[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, os.WNOHANG)
+
+
+# -- reaping adopted orphans ---------------------------------------------------------------------------------
+#
+# The referee's own children (bot processes, tournament workers) are waited for by their owners (asyncio's child
+# watcher, multiprocessing); stealing their exit status would break them. An adopted orphan has no owner, so it
+# stays a zombie until someone reaps it. :func:`reap_orphans` reaps the zombie children that are not owned
+# (:func:`own`) and were already zombies at the previous sweep, or at once when nothing is being started
+# (:func:`spawning`): a child is owned within the same loop iteration that started it.
+
+_owned: set[int] = set()
+_spawning = 0
+_seen_zombies: set[int] = set()
+
+
+def own(pid: int) -> None:
+    """Mark ``pid`` as a child whose exit status its owner collects (never reaped by :func:`reap_orphans`)."""
+    _owned.add(pid)
+
+
+def disown(pid: int) -> None:
+    """Forget :func:`own` (the owner has collected the exit status)."""
+    _owned.discard(pid)
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[None]:
+    """Wrap the start of an owned child: until it is owned, fresh zombies wait one more sweep."""
+    global _spawning
+    _spawning += 1
+    try:
+        yield
+    finally:
+        _spawning -= 1
+
+
+def children() -> list[int] | None:
+    """The pids of this process's children (every thread's), or None where ``/proc`` cannot list them."""
+    me = os.getpid()
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+        for tid in tasks:
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
+                out += [int(p) for p in f.read().split()]
+    except FileNotFoundError:  # a thread that just ended, or no CONFIG_PROC_CHILDREN
+        if not out and not os.path.exists(f"/proc/{me}/task/{me}/children"):
+            return None
+    except (OSError, ValueError):
+        return None
+    return out
+
+
+def zombie_children() -> set[int]:
+    """The children of this process that have ended and are not yet reaped."""
+    kids = children()
+    if kids is None:
+        me = os.getpid()
+        return {i.pid for i in snapshot().values() if i.ppid == me and i.state == "Z"}
+    return {pid for pid in kids if (i := read_stat(pid)) is not None and i.state == "Z"}
+
+
+def reap_orphans() -> int:
+    """Reap the zombie children nobody owns (see above); the number reaped. Never blocks."""
+    global _seen_zombies
+    zombies = zombie_children() - _owned
+    ready = zombies if _spawning == 0 else zombies & _seen_zombies
+    reap(ready)
+    _seen_zombies = zombies - ready
+    return len(ready)

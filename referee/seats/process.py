@@ -1,15 +1,22 @@
-"""A bot as an OS process: asyncio subprocess in its own process group, JSON-line framing with a cap.
+"""A bot as an OS process: the one place that starts, limits, watches, kills and reaps bot processes.
 
-:class:`BotProcess` starts a command line (``shlex`` rules; a bare ``.py`` path runs with this Python, a
-``.js`` path with ``node``), writes lines to its stdin, reads capped lines from its stdout, copies its stderr
-into a capped log file, and on :meth:`BotProcess.close` kills its whole process group (SIGTERM, a short grace,
-SIGKILL) and every descendant that left the group (see :mod:`referee.seats.descendants`). The child gets its
-:class:`Limits` before it runs (address space, CPU seconds, no core files, SIGKILL when the referee dies) and a
-working directory of its own: a fresh empty temporary directory by default, removed at close, so the files
-the referee writes (the replay) are not reachable by a relative path. Every line is logged at debug level on
-the ``referee.seats.process`` logger with a direction marker (``>>`` to the bot, ``<<`` from it).
+:class:`BotProcess` starts a command line (``shlex`` rules; a bare ``.py`` path runs with this Python, a ``.js``
+path with ``node``; see :mod:`referee.seats.launch`), by default inside the bwrap sandbox of
+:mod:`referee.seats.sandbox`, writes lines to its stdin, reads capped lines from its stdout, copies its stderr
+into a capped log file, and on :meth:`BotProcess.close` kills it. The rest of the referee only starts a bot,
+talks to it and closes it.
 
-Nothing here knows the protocol; :mod:`referee.seats` turns these errors into failures of a seat.
+* Sandboxed, the bot and everything it starts live in a PID namespace that dies with the bwrap process: closing
+  kills that process group, and nothing can escape.
+* Unsandboxed, the bot runs in a process group of its own and in a fresh empty working directory (removed at
+  close); closing kills the group and every descendant that left it, found through ``/proc`` (see
+  :mod:`referee.seats.descendants`; the scans run in a worker thread, off the event loop that times the bots).
+* Where the referee is a child subreaper (:func:`~referee.seats.descendants.adopt_orphans`), the orphans that
+  re-parent to it are reaped on SIGCHLD and every :data:`REAP_S` seconds.
+
+Limits come from :class:`Limits` through exec wrappers (no ``preexec_fn``). Every line is logged at debug level
+on the ``referee.seats.process`` logger with a direction marker (``>>`` to the bot, ``<<`` from it). Nothing
+here knows the protocol; :mod:`referee.seats` turns these errors into failures of a seat.
 """
 
 from __future__ import annotations
@@ -19,22 +26,38 @@ import atexit
 import contextlib
 import logging
 import os
-import resource
 import secrets
-import shlex
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from referee.errors import RefereeError
-from referee.seats.descendants import TOKEN_VAR, ProcInfo, descendants, die_with_parent, reap, snapshot, with_token
+from referee.seats import descendants as desc
+from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
+from referee.seats.launch import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROCESSES,
+    DEFAULT_TMP_MB,
+    BotCommandError,
+    Launch,
+    Limits,
+    ProcessError,
+    bot_environment,
+    check_command,
+    command_argv,
+    plan,
+    resolve_paths,
+)
+from referee.seats.sandbox import SandboxError
+
+__all__ = [
+    "DEFAULT_MEMORY_MB", "DEFAULT_PROCESSES", "DEFAULT_TMP_MB", "EXIT_GRACE_S", "MAX_LINE", "MAX_PENDING_WRITE",
+    "REAP_S", "STDERR_CAP", "WATCH_S", "BotClosedError", "BotCommandError", "BotProcess", "Limits",
+    "LineTooLongError", "ProcessError", "SandboxError", "bot_environment", "check_command", "command_argv",
+    "kill_all_now", "resolve_paths",
+]  # fmt: skip
 
 log = logging.getLogger("referee.seats.process")
 
@@ -46,17 +69,11 @@ MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
 WATCH_S = 0.2
 """How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
+REAP_S = 0.5
+"""How often adopted orphans are reaped besides SIGCHLD (when the referee is a subreaper)."""
 EXIT_GRACE_S = 0.2
 """After the bot's process exits, how long its last line may take to arrive before the bot counts as crashed
 (its stdout may be held open by a child)."""
-
-
-class ProcessError(RefereeError):
-    """A bot process could not be used."""
-
-
-class BotCommandError(ProcessError):
-    """The command line cannot be started (empty, missing file, program not found)."""
 
 
 class BotClosedError(ProcessError):
@@ -65,118 +82,6 @@ class BotClosedError(ProcessError):
 
 class LineTooLongError(ProcessError):
     """The bot wrote a line longer than the cap."""
-
-
-DEFAULT_MEMORY_MB = 2048
-"""The default address-space limit of a bot process, in MiB (``play --bot-memory-mb``; tournaments)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits and working directory of a bot process, applied in the child before it runs.
-
-    ``cpu_seconds`` sets RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later), ``memory_bytes`` sets
-    RLIMIT_AS (allocations beyond it fail); None leaves them off. ``cwd`` is the bot's working directory;
-    None gives each bot process a fresh empty temporary directory, removed when it is closed. Core dumps are
-    always off and the bot gets SIGKILL if the referee dies (Linux).
-    """
-
-    cpu_seconds: int | None = None  # RLIMIT_CPU
-    memory_bytes: int | None = None  # RLIMIT_AS
-    cwd: Path | None = None  # None: a fresh temporary directory
-
-    def preexec(self) -> Callable[[], None]:
-        """The ``preexec_fn`` that applies the limits in the child (prepared here, in the referee)."""
-        cpu, mem = self.cpu_seconds, self.memory_bytes
-        orphan_guard = die_with_parent()
-
-        def _apply() -> None:  # runs in the child between fork and exec: no imports, no allocation-heavy work
-            _lower(resource.RLIMIT_CORE, 0)
-            if cpu is not None:
-                _lower(resource.RLIMIT_CPU, cpu, cpu + 1)
-            if mem is not None:
-                _lower(resource.RLIMIT_AS, mem)
-            orphan_guard()
-
-        return _apply
-
-
-def _lower(which: int, soft: int, hard: int | None = None) -> None:
-    """Set a limit, never above the current hard limit (raising it would fail without privileges)."""
-    _, cur_hard = resource.getrlimit(which)
-    hard = soft if hard is None else hard
-    if cur_hard != resource.RLIM_INFINITY:
-        soft, hard = min(soft, cur_hard), min(hard, cur_hard)
-    resource.setrlimit(which, (soft, hard))
-
-
-def _probe(test: Callable[[], bool]) -> bool:
-    """``test()`` (a ``Path`` check), False where the path cannot even be looked up (too long, a NUL byte)."""
-    try:
-        return test()
-    except (OSError, ValueError):
-        return False
-
-
-def resolve_paths(argv: list[str], base: Path) -> list[str]:
-    """``argv`` with each relative argument that names an existing file or folder under ``base`` (and the
-    program, if it is a relative path) made absolute: the command line is read where the referee runs, while
-    the bot runs in a working directory of its own. Options (``-x``, ``--opt=value``) are left alone."""
-    out: list[str] = []
-    for i, arg in enumerate(argv):
-        if arg and not arg.startswith("-") and not os.path.isabs(arg):
-            path = base / arg
-            if (i == 0 and "/" in arg) or (i > 0 and _probe(path.exists)):
-                arg = str(path.absolute())
-        out.append(arg)
-    return out
-
-
-def command_argv(command: str) -> list[str]:
-    """The argument vector of a bot command line; :class:`BotCommandError` if it cannot name a program."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
-    if not argv:
-        raise BotCommandError("empty bot command")
-    first = argv[0]
-    if first.endswith(".py"):
-        return [sys.executable, *argv]
-    if first.endswith(".js"):
-        return ["node", *argv]
-    return argv
-
-
-def bot_environment(cwd: Path, token: str) -> dict[str, str]:
-    """The environment of a bot: the referee's, with ``PWD`` naming the bot's own working directory (not the
-    referee's, where the replay is written), no ``OLDPWD``, and the bot's token in ``KOIKOI_REFEREE_BOT``."""
-    env = {k: v for k, v in os.environ.items() if k != "OLDPWD"}
-    env["PWD"] = str(cwd.absolute())
-    env[TOKEN_VAR] = token
-    return env
-
-
-def check_command(command: str, cwd: Path | None = None) -> list[str]:
-    """The argument vector of ``command`` after checking that its program (or script file) exists."""
-    argv = command_argv(command)
-    first = shlex.split(command)[0]
-    base = cwd or Path.cwd()
-    if first.endswith((".py", ".js")):
-        if not _probe((base / first).is_file):
-            raise BotCommandError(f"bot file not found: {first}")
-        if first.endswith(".js") and shutil.which("node") is None:
-            raise BotCommandError("node is needed for a .js bot but is not on PATH")
-        return argv
-    if "/" in first:
-        path = base / first
-        if not _probe(path.is_file):
-            raise BotCommandError(f"bot program not found: {first}")
-        if not os.access(path, os.X_OK):
-            raise BotCommandError(f"bot program is not executable: {first}")
-    elif shutil.which(first) is None:
-        raise BotCommandError(f"bot program not found on PATH: {first}")
-    return argv
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -195,6 +100,9 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     def process_exited(self) -> None:
         super().process_exited()
+        transport = self._subprocess
+        if isinstance(transport, asyncio.SubprocessTransport):
+            desc.disown(transport.get_pid())  # its exit status is collected
         # The bot's last line may still be on the way; after a grace period a stdout still open (held by a child
         # of the bot) is closed here, so that a pending read ends instead of waiting for its timeout.
         self._exit_loop.call_later(EXIT_GRACE_S, self._cut_stdout)
@@ -220,23 +128,62 @@ def kill_all_now() -> None:
         _LIVE.pop(pgid, None)
 
 
-_snap_cache: tuple[float, dict[int, ProcInfo]] = (0.0, {})
-
-
-def _recent_snapshot(max_age_s: float) -> dict[int, ProcInfo]:
-    """A snapshot of ``/proc`` at most ``max_age_s`` old, shared by every bot watched in this process."""
-    global _snap_cache
-    now = time.monotonic()
-    if now - _snap_cache[0] > max_age_s:
-        _snap_cache = (now, snapshot())
-    return _snap_cache[1]
-
-
 atexit.register(kill_all_now)
+
+_snap_cache: tuple[float, dict[int, ProcInfo]] = (0.0, {})
+_snap_pending: dict[asyncio.AbstractEventLoop, asyncio.Future[dict[int, ProcInfo]]] = {}
+
+
+async def _recent_snapshot(max_age_s: float) -> dict[int, ProcInfo]:
+    """A snapshot of ``/proc`` at most ``max_age_s`` old, shared by every bot watched on this loop, taken in a
+    worker thread (a scan costs tens of milliseconds on a busy machine: never on the loop that times bots)."""
+    global _snap_cache
+    if time.monotonic() - _snap_cache[0] <= max_age_s:
+        return _snap_cache[1]
+    loop = asyncio.get_running_loop()
+    pending = _snap_pending.get(loop)
+    if pending is None:
+        pending = _snap_pending[loop] = loop.run_in_executor(None, snapshot)
+        try:
+            snap = await pending
+        finally:
+            _snap_pending.pop(loop, None)
+        _snap_cache = (time.monotonic(), snap)
+        return snap
+    return await asyncio.shield(pending)
+
+
+_reaping: set[asyncio.AbstractEventLoop] = set()
+
+
+def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
+    """Reap adopted orphans on ``loop`` (on SIGCHLD where the loop runs in the main thread, and every
+    :data:`REAP_S`) as long as it runs; only where this process adopts orphans."""
+    if loop in _reaping or not desc.adopting():
+        return
+    _reaping.add(loop)
+
+    def sweep() -> None:
+        with contextlib.suppress(OSError):
+            desc.reap_orphans()
+
+    def tick() -> None:
+        if loop.is_closed():
+            _reaping.discard(loop)
+            return
+        sweep()
+        loop.call_later(REAP_S, tick)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGCHLD, sweep)
+    loop.call_later(REAP_S, tick)
+
+
+_serial = 0
 
 
 class BotProcess:
-    """One bot program running as a child process in its own process group."""
+    """One bot program running as a child process: sandboxed (bwrap) or in its own process group."""
 
     def __init__(
         self,
@@ -255,6 +202,7 @@ class BotProcess:
         self.stderr_cap = stderr_cap
         self.limits = limits or Limits()
         self._proc: asyncio.subprocess.Process | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
         self._stdout: asyncio.StreamReader | None = None
         self._stdin: asyncio.StreamWriter | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -262,24 +210,34 @@ class BotProcess:
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
-        self._tmpdir: str | None = None
+        self._launch: Launch | None = None
         self._protocol: _Protocol | None = None
 
     @property
     def token(self) -> str:
-        """The value of ``KOIKOI_REFEREE_BOT`` in the bot's environment (it marks its descendants)."""
+        """The value of ``KOIKOI_REFEREE_BOT`` in an unsandboxed bot's environment (it marks its descendants)."""
         return self._token
 
     @property
+    def sandbox(self) -> str | None:
+        """``"bwrap"`` or ``"none"``: the sandbox this bot runs in (or will run in; None if it cannot start)."""
+        if self._launch is not None:
+            return self._launch.mode
+        try:
+            return self.limits.mode()
+        except SandboxError:
+            return None
+
+    @property
     def cwd(self) -> Path | None:
-        """The bot's working directory once started."""
-        if self._tmpdir is not None:
-            return Path(self._tmpdir)
+        """The bot's working directory once started, as the bot sees it."""
+        if self._launch is not None:
+            return self._launch.bot_cwd
         return self.limits.cwd
 
     @property
     def pid(self) -> int | None:
-        """The process id (and process group id) once started."""
+        """The process id (and process group id) once started: the bwrap process in the sandbox."""
         return None if self._proc is None else self._proc.pid
 
     @property
@@ -288,48 +246,49 @@ class BotProcess:
         return None if self._proc is None else self._proc.returncode
 
     async def start(self) -> None:
-        """Start the process. :class:`BotCommandError` if it cannot be started."""
-        argv = command_argv(self.command)
-        here = Path.cwd()
-        cwd = self.limits.cwd
-        if cwd is None:
-            self._tmpdir = tempfile.mkdtemp(prefix="koikoi-bot-")
-            cwd = Path(self._tmpdir)
-        if cwd.absolute() != here.absolute():
-            argv = resolve_paths(argv, here)
+        """Start the process. :class:`BotCommandError` if it cannot be started; :class:`SandboxError` if the
+        ``bwrap`` sandbox was asked for and cannot work here."""
+        global _serial
+        _serial += 1
+        launch = plan(self.command, self.limits, self._token, _serial)
+        self._launch = launch
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
+        loop = asyncio.get_running_loop()
+        _start_reaper(loop)
         try:
-            loop = asyncio.get_running_loop()
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _Protocol(self.max_line, loop),
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                start_new_session=True,
-                cwd=cwd,
-                env=bot_environment(cwd, self._token),
-                preexec_fn=self.limits.preexec(),
-            )
-            proc = asyncio.subprocess.Process(transport, protocol, loop)
-            self._protocol = protocol
+            with desc.spawning():
+                transport, protocol = await loop.subprocess_exec(
+                    lambda: _Protocol(self.max_line, loop),
+                    *launch.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=stderr,
+                    start_new_session=True,
+                    cwd=launch.cwd,
+                    env=launch.env,
+                )
+                desc.own(transport.get_pid())
+                if transport.get_returncode() is not None:
+                    desc.disown(transport.get_pid())
         except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
             self._remove_tmpdir()
             raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
-        self._proc = proc
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
+        self._proc, self._transport, self._protocol = proc, transport, protocol
         _LIVE[proc.pid] = self
-        self._watch_task = asyncio.ensure_future(self._watch())
+        if launch.mode == "none":
+            self._watch_task = asyncio.ensure_future(self._watch())
         assert proc.stdout is not None and proc.stdin is not None
         self._stdout, self._stdin = proc.stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
-        log.debug("%s: started pid %d: %s", self.label, proc.pid, self.command)
+        log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
 
     async def _watch(self) -> None:
-        """Remember the bot's descendants while it runs: a chain seen once is known after it breaks."""
+        """Remember an unsandboxed bot's descendants while it runs: a chain seen once is known after it breaks."""
         with contextlib.suppress(asyncio.CancelledError):
             while self._proc is not None and self._proc.returncode is None:
-                self._track(_recent_snapshot(WATCH_S / 2))
+                self._track(await _recent_snapshot(WATCH_S / 2))
                 await asyncio.sleep(WATCH_S)
 
     def _track(self, snap: dict[int, ProcInfo], *, all_tokens: bool = False) -> None:
@@ -352,9 +311,13 @@ class BotProcess:
 
     def kill_family(self, rounds: int = 10) -> None:
         """SIGKILL the process group and every descendant found, until none is left (or ``rounds`` tries);
-        reap those that became children of the referee."""
+        reap those that became children of the referee. Blocking (``/proc`` scans): off the loop, or at exit.
+        In the sandbox the group alone is enough: the PID namespace dies with the bwrap process."""
         pid = self.pid
         if pid is None:
+            return
+        if self.sandbox == "bwrap":
+            self._signal_group(signal.SIGKILL)
             return
         me = os.getpid()
         snap: dict[int, ProcInfo] = {}
@@ -375,9 +338,9 @@ class BotProcess:
         reap(p for p, start in self._family.items() if (i := snap.get(p)) is not None and i.ppid == me)
 
     def _remove_tmpdir(self) -> None:
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
+        if self._launch is not None and self._launch.tmpdir is not None:
+            shutil.rmtree(self._launch.tmpdir, ignore_errors=True)
+            self._launch.tmpdir = None
 
     async def _copy_stderr(self, stream: asyncio.StreamReader, path: Path) -> None:
         left = self.stderr_cap
@@ -461,11 +424,12 @@ class BotProcess:
         return self._exit_text()
 
     async def close(self, *, exit_wait_s: float = 0.2, grace_s: float = 0.2) -> None:
-        """Close stdin, give the bot ``exit_wait_s`` to exit, then kill its whole process group.
-        Idempotent."""
+        """Close stdin, give the bot ``exit_wait_s`` to exit, then kill it: its process group (the sandbox),
+        and unsandboxed every descendant found. Idempotent."""
         proc = self._proc
         if proc is None:
             return
+        loop = asyncio.get_running_loop()
         try:
             if self._stdin is not None:
                 with contextlib.suppress(OSError, RuntimeError):
@@ -473,12 +437,15 @@ class BotProcess:
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), exit_wait_s)
-            self._track(snapshot())  # while the bot runs, its children's parent chains are intact
+            if self.sandbox == "none":  # while the bot runs, its children's parent chains are intact
+                self._track(await loop.run_in_executor(None, snapshot))
             self._signal_group(signal.SIGTERM)
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), grace_s)
-            self.kill_family()
+            if self._watch_task is not None:
+                self._watch_task.cancel()
+            await loop.run_in_executor(None, self.kill_family)
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
@@ -488,9 +455,8 @@ class BotProcess:
             if self._watch_task is not None:
                 self._watch_task.cancel()
             self._remove_tmpdir()
-            transport = getattr(proc, "_transport", None)  # release the pipes now, not at garbage collection
-            if transport is not None:
-                transport.close()
+            if self._transport is not None:  # release the pipes now, not at garbage collection
+                self._transport.close()
             if self._stderr_task is not None:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
                     await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)

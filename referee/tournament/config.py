@@ -93,6 +93,8 @@ class TournamentConfig:
     seed: int = 1
     time: Time = field(default_factory=Time)
     seed_drawn: bool = field(default=False, compare=False)  # the seed was drawn at random, not given
+    sandbox: str = "auto"  # auto, bwrap or none (referee.seats.sandbox)
+    bot_env: tuple[tuple[str, str], ...] = ()  # added to every bot's environment
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -131,6 +133,8 @@ class TournamentConfig:
             "pairs": self.pairs,
             "seed": self.seed,
             "time": dataclasses.asdict(self.time),
+            "sandbox": self.sandbox,
+            "bot_env": [list(p) for p in self.bot_env],
         }
 
     @staticmethod
@@ -145,6 +149,8 @@ class TournamentConfig:
                 pairs=int(data["pairs"]),
                 seed=int(data["seed"]),
                 time=Time(**data["time"]),
+                sandbox=str(data.get("sandbox", "auto")),
+                bot_env=tuple((str(k), str(v)) for k, v in data.get("bot_env", [])),
             )
         except (KeyError, TypeError, ValueError, EngineError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
@@ -224,7 +230,7 @@ def with_rounds(rules: Rules, rounds: int) -> Rules:
         raise TournamentError(str(exc)) from None
 
 
-_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time"}
+_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env"}
 
 
 def load_config(path: Path) -> TournamentConfig:
@@ -263,6 +269,7 @@ def config_from_dict(
         ("rules", str),
         ("format", str),
         ("gauntlet", str),
+        ("sandbox", str),
     ):
         value = data.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
@@ -271,6 +278,11 @@ def config_from_dict(
         fmt = Format(data.get("format", Format.ROUND_ROBIN.value))
     except ValueError:
         raise TournamentError(f"{source}: format must be one of {', '.join(f.value for f in Format)}") from None
+    env_table = data.get("bot_env", {})
+    if not isinstance(env_table, dict) or not all(isinstance(v, str) for v in env_table.values()):
+        raise TournamentError(f'{source}: [bot_env] must be a table of NAME = "value"')
+    if data.get("sandbox", "auto") not in ("auto", "bwrap", "none"):
+        raise TournamentError(f"{source}: sandbox must be auto, bwrap or none")
     return TournamentConfig(
         bots=tuple(BotSpec(n, c) for n, c in bots_table.items()),
         rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
@@ -280,4 +292,6 @@ def config_from_dict(
         seed=data["seed"] if "seed" in data else secrets.randbits(52),
         time=Time(**time_table),
         seed_drawn="seed" not in data,
+        sandbox=data.get("sandbox", "auto"),
+        bot_env=tuple(env_table.items()),
     )

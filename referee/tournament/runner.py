@@ -29,11 +29,16 @@ from typing import Any
 from referee.errors import RefereeError
 from referee.match import MatchConfig, TimeControl, play_match
 from referee.seats import BotSeat
+from referee.seats.descendants import adopt_orphans
 from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
 
-_LIMITS = Limits(memory_bytes=DEFAULT_MEMORY_MB << 20)  # each bot in a fresh temporary directory, memory capped
+
+def bot_limits(config: TournamentConfig) -> Limits:
+    """The limits of every bot of ``config``: memory capped, a fresh working directory, its sandbox and env."""
+    return Limits(memory_bytes=DEFAULT_MEMORY_MB << 20, sandbox=config.sandbox, env=config.bot_env)
+
 
 Emit = Callable[[MatchSpec, dict[str, Any]], None]
 """Called with each finished match and its result's JSON."""
@@ -92,7 +97,7 @@ async def play_unit(
         for name, key in zip(spec.seats, keys, strict=True):
             if key not in seats:
                 log = root / "logs" / f"{spec.match_id}.{name}.log"
-                seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=_LIMITS)
+                seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config))
         pair = (seats[keys[0]], seats[keys[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
         result = await play_match(pair, match_config(config, spec, replay))
@@ -142,6 +147,7 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the workers
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    adopt_orphans()  # not inherited through fork: the bots' orphans re-parent here and are reaped here
     config = TournamentConfig.from_json(config_json)
     loop = asyncio.new_event_loop()
     seats: dict[str, BotSeat] = {}

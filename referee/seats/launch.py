@@ -1,0 +1,229 @@
+"""How a bot command line becomes a process: its argument vector, limits, environment and sandbox.
+
+:func:`plan` turns a command line and its :class:`Limits` into a :class:`Launch`: the final argument vector
+(sandbox and limit wrappers included), the environment, and the working directory. Limits are applied by
+small exec wrappers from util-linux (``prlimit`` for rlimits, ``setpriv`` for the parent-death signal and, in the
+sandbox of a root referee, the unprivileged user), never by a ``preexec_fn``: the referee may run threads.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from referee.errors import RefereeError
+from referee.seats import sandbox
+from referee.seats.descendants import TOKEN_VAR
+
+
+class ProcessError(RefereeError):
+    """A bot process could not be used."""
+
+
+class BotCommandError(ProcessError):
+    """The command line cannot be started (empty, missing file, program not found)."""
+
+
+DEFAULT_MEMORY_MB = 2048
+"""The default address-space limit of a bot process, in MiB (``play --bot-memory-mb``; tournaments)."""
+DEFAULT_PROCESSES = 256
+"""The default number of processes and threads of one sandboxed bot (RLIMIT_NPROC inside the sandbox)."""
+DEFAULT_TMP_MB = 256
+"""The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits, sandbox, environment and working directory of a bot process.
+
+    ``cpu_seconds`` sets RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later), ``memory_bytes`` sets
+    RLIMIT_AS (per process); None leaves them off. ``cwd`` is the bot's working directory (bound read-write
+    in the sandbox); None gives each bot process a fresh empty one (``/tmp/home`` in the sandbox, else a
+    temporary directory removed when it is closed). ``sandbox`` is ``auto``, ``bwrap`` or ``none`` (see
+    :mod:`referee.seats.sandbox`); ``processes`` (RLIMIT_NPROC) and ``disk_bytes`` (the size of its ``/tmp``
+    and RLIMIT_FSIZE) apply in the sandbox. ``env`` is added to the allowlisted environment. Core dumps are
+    always off and the bot is killed if the referee dies (Linux).
+    """
+
+    cpu_seconds: int | None = None  # RLIMIT_CPU
+    memory_bytes: int | None = None  # RLIMIT_AS
+    cwd: Path | None = None  # None: a fresh directory
+    sandbox: str = "auto"
+    processes: int | None = DEFAULT_PROCESSES
+    disk_bytes: int = DEFAULT_TMP_MB << 20
+    env: tuple[tuple[str, str], ...] = field(default=())
+
+    def mode(self) -> str:
+        """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
+        for ``bwrap`` where it cannot work)."""
+        return sandbox.choose(self.sandbox).mode
+
+
+def _probe(test: Callable[[], bool]) -> bool:
+    """``test()`` (a ``Path`` check), False where the path cannot even be looked up (too long, a NUL byte)."""
+    try:
+        return test()
+    except (OSError, ValueError):
+        return False
+
+
+def resolve_paths(argv: list[str], base: Path) -> list[str]:
+    """``argv`` with each relative argument that names an existing file or folder under ``base`` (and the
+    program, if it is a relative path) made absolute, also the value of an ``--opt=value`` argument: the
+    command line is read where the referee runs, while the bot runs in a working directory of its own."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if i == 0:
+            if "/" in arg and not os.path.isabs(arg):
+                arg = str((base / arg).absolute())
+        elif arg.startswith("-"):
+            name, eq, value = arg.partition("=")
+            if eq and value and not os.path.isabs(value) and _probe((base / value).exists):
+                arg = f"{name}={(base / value).absolute()}"
+        elif arg and not os.path.isabs(arg) and _probe((base / arg).exists):
+            arg = str((base / arg).absolute())
+        out.append(arg)
+    return out
+
+
+def command_argv(command: str) -> list[str]:
+    """The argument vector of a bot command line; :class:`BotCommandError` if it cannot name a program."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
+    if not argv:
+        raise BotCommandError("empty bot command")
+    first = argv[0]
+    if first.endswith(".py"):
+        return [sys.executable, *argv]
+    if first.endswith(".js"):
+        return ["node", *argv]
+    return argv
+
+
+def check_command(command: str, cwd: Path | None = None) -> list[str]:
+    """The argument vector of ``command`` after checking that its program (or script file) exists."""
+    argv = command_argv(command)
+    first = shlex.split(command)[0]
+    base = cwd or Path.cwd()
+    if first.endswith((".py", ".js")):
+        if not _probe((base / first).is_file):
+            raise BotCommandError(f"bot file not found: {first}")
+        if first.endswith(".js") and shutil.which("node") is None:
+            raise BotCommandError("node is needed for a .js bot but is not on PATH")
+        return argv
+    if "/" in first:
+        path = base / first
+        if not _probe(path.is_file):
+            raise BotCommandError(f"bot program not found: {first}")
+        if not os.access(path, os.X_OK):
+            raise BotCommandError(f"bot program is not executable: {first}")
+    elif shutil.which(first) is None:
+        raise BotCommandError(f"bot program not found on PATH: {first}")
+    return argv
+
+
+def bot_environment(cwd: Path, token: str, extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    """The environment of an unsandboxed bot: the allowlist of :mod:`referee.seats.sandbox` plus ``HOME``,
+    ``TMPDIR`` and ``extra``, ``PWD`` naming the bot's own working directory (not the referee's, where the
+    replay is written), and the bot's token in ``KOIKOI_REFEREE_BOT`` (it marks the bot's descendants)."""
+    env = sandbox.allowed_env()
+    for name in ("HOME", "TMPDIR", "USER", "LOGNAME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    env["PWD"] = str(cwd.absolute())
+    env[TOKEN_VAR] = token
+    return env
+
+
+@dataclass
+class Launch:
+    """A bot process ready to start: ``argv`` and ``env`` for the exec, ``cwd`` for the referee's side of it,
+    ``bot_cwd`` as the bot sees it, ``tmpdir`` to remove at close, and the sandbox ``mode``."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    bot_cwd: Path
+    tmpdir: str | None
+    mode: str
+
+
+def _rlimits(limits: Limits, sandboxed: bool) -> list[str]:
+    """``prlimit`` options for ``limits`` (never above the referee's own hard limits)."""
+    def cap(which: int, value: int) -> int:
+        hard = resource.getrlimit(which)[1]
+        return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+    opts = [f"--core={cap(resource.RLIMIT_CORE, 0)}"]
+    if limits.cpu_seconds is not None:
+        c = limits.cpu_seconds
+        opts.append(f"--cpu={cap(resource.RLIMIT_CPU, c)}:{cap(resource.RLIMIT_CPU, c + 1)}")
+    if limits.memory_bytes is not None:
+        opts.append(f"--as={cap(resource.RLIMIT_AS, limits.memory_bytes)}")
+    if sandboxed:
+        opts.append(f"--fsize={cap(resource.RLIMIT_FSIZE, limits.disk_bytes)}")
+        if limits.processes is not None:
+            opts.append(f"--nproc={cap(resource.RLIMIT_NPROC, limits.processes)}")
+    return opts
+
+
+def limit_wrapper(limits: Limits, *, sandboxed: bool) -> list[str]:
+    """The exec wrapper that applies ``limits`` to the command after it (``prlimit``; ``setpriv --pdeathsig``
+    outside the sandbox, where bwrap's ``--die-with-parent`` does not apply). Empty where util-linux is
+    missing (not Linux): then only the process group and the close-time kill bound the bot."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return []
+    out = [prlimit, *_rlimits(limits, sandboxed), "--"]
+    setpriv = shutil.which("setpriv")
+    if not sandboxed and setpriv is not None:
+        out = [setpriv, "--pdeathsig", "KILL", "--", *out]
+    return out
+
+
+def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
+    """How to start ``command`` under ``limits`` (:class:`BotCommandError`, or
+    :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work)."""
+    argv = command_argv(command)
+    choice = sandbox.choose(limits.sandbox)
+    here = Path.cwd()
+    if choice.mode == "none":
+        tmpdir = None
+        cwd = limits.cwd
+        if cwd is None:
+            tmpdir = tempfile.mkdtemp(prefix="koikoi-bot-")
+            cwd = Path(tmpdir)
+        if cwd.absolute() != here.absolute():
+            argv = resolve_paths(argv, here)
+        wrapped = [*limit_wrapper(limits, sandboxed=False), *argv]
+        return Launch(wrapped, bot_environment(cwd, token, limits.env), cwd, cwd, tmpdir, "none")
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None  # choose() said it works
+    argv = resolve_paths(argv, here)
+    program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
+    binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
+    for arg in argv[1:]:
+        value = arg.partition("=")[2] if arg.startswith("-") else arg
+        if os.path.isabs(value) and _probe(Path(value).exists):
+            binds.add(value)
+    if argv[0] == sys.executable:
+        binds |= {sys.prefix, sys.base_prefix}
+    uid = sandbox.bot_uid(serial) if os.geteuid() == 0 else None
+    given = None if limits.cwd is None else str(limits.cwd.absolute())
+    jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid)
+    inner = [*limit_wrapper(limits, sandboxed=True), *argv]
+    env = sandbox.sandbox_env(sandbox.allowed_env(limits.env))
+    if given is not None:
+        env["PWD"] = given
+    bot_cwd = Path(given or sandbox.HOME)
+    return Launch(sandbox.wrap(bwrap, jail, inner), env, Path("/"), bot_cwd, None, "bwrap")
