@@ -200,6 +200,7 @@ def tournament(tmp: Path, mode: str, *, sandbox: str) -> Run:
     argv = [
         "tournament", "-b", f"first={FIRST}", "-b", f"cheat={ATTACK} {mode} {tag}", "-n", "2", "-j", "1",
         "--out", "out", "--no-html", *sandbox_option(sandbox), "--startup-ms", "20000", "--move-ms", "1000",
+        "--bank-ms", "20000",
     ]  # fmt: skip
     run = referee(argv, tmp, tag, logs="out/logs")
     assert run.code in (0, 1), run.err

@@ -5,7 +5,9 @@ Usage: attack_bot.py MODE [--tag=TAG]. The tag is not read: it marks the command
 process it forks (a fork keeps the command line), so a test can find them all from outside any sandbox.
 
 Each finding is one line ``VERDICT {json}`` on stderr (the referee keeps a bot's stderr in its log). A test
-reads these lines; ``"won": true`` means the attack got through. Every attack is bounded, so that it stops by
+reads these lines; ``"won": true`` means the attack got through. The slow attacks (disk search, fork bomb,
+disk fill, memory) run before the bot says hello, in the generous startup time; the others at the first
+request (and at the fourth: parent_fds; in every match: results_rewrite). Every attack is bounded, so that it stops by
 itself even where no limit stops it, and touches only what it reaches through its own parent (the referee):
 
 takeover        SIGSTOP the sibling processes (the opponent), read their requests from /proc/PID/fd/0 and
@@ -291,7 +293,7 @@ def results_rewrite() -> None:
         for top, dirs, files in os.walk(f"/proc/{target}/cwd"):
             dirs[:] = [d for d in dirs if d not in SKIP_NAMES] if top.count("/") < 6 else []
             places.update(os.path.realpath(os.path.join(top, f)) for f in files if f == "results.jsonl")
-    found, _ = search_disk(2.0)
+    found, _ = search_disk(1.0)
     seen = sorted({x["path"] for x in found if x["path"].endswith("results.jsonl")} | places)
     rewrote = []
     for path in sorted(places):  # only the files of our own referee: never another run's
@@ -397,6 +399,10 @@ if MODE == "replay_search":
     replay_search()
 if MODE == "disk_fill":
     disk_fill()
+if MODE == "memory_children":
+    memory_children()
+if MODE == "fork_bomb":
+    fork_bomb()
 if MODE == "stderr_flood":
     threading.Thread(target=stderr_flood, daemon=True).start()
 requests = 0
@@ -423,10 +429,6 @@ for line in sys.stdin:
         elif MODE == "setsid_churn":
             churn()
             verdict(churning=True)
-        elif MODE == "fork_bomb":
-            fork_bomb()
-        elif MODE == "memory_children":
-            memory_children()
     if requests == 1 and MODE == "results_rewrite":
         results_rewrite()  # in every match of a tournament, once results.jsonl has lines
     elif requests == 4 and MODE == "parent_fds":
