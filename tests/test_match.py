@@ -14,6 +14,9 @@ from referee.engine import PRESETS, Deal, shuffled_deal
 from referee.match import MatchConfig, MatchResult, TimeControl, play_match, run_match, run_matches
 from referee.replay import verify
 from referee.seats import BotSeat
+from referee.seats.process import Limits
+
+UNBOXED = Limits(sandbox="none")  # for bots that spy into a host file (a sandboxed bot cannot write there)
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
@@ -44,7 +47,8 @@ def test_every_preset_plays_to_the_end_and_the_replay_verifies(
     assert report.ok, report.summary()
     assert report.decisions == result.decisions
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert lines[0]["bots"] == [{"seat": 1, "command": pair[0]}, {"seat": 2, "command": pair[1]}]
+    assert [{k: b[k] for k in ("seat", "command")} for b in lines[0]["bots"]] == [
+        {"seat": 1, "command": pair[0]}, {"seat": 2, "command": pair[1]}]  # fmt: skip
     assert lines[-1]["winner"] == (None if result.winner is None else result.winner + 1)
     assert [x["seat"] for x in lines if x["type"] == "hello"] == [1, 2]
 
@@ -157,7 +161,7 @@ def test_a_broken_bot_forfeits_and_leaves_no_process(
 def test_the_offender_gets_an_error_line_before_it_forfeits(tmp_path: Path) -> None:
     spy = tmp_path / "spy.txt"
     result = run_match(
-        (f"{BROKEN} spy {spy}", f"{BROKEN} illegal"), MatchConfig(PRESETS["guide"], 3, time=FAST)
+        (f"{BROKEN} spy {spy}", f"{BROKEN} illegal"), MatchConfig(PRESETS["guide"], 3, time=FAST), limits=UNBOXED
     )
     assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
     # the spy (seat 1) played on normally and saw the bye; the offender is told why
@@ -190,7 +194,7 @@ def test_the_bank_pays_for_slow_answers(tmp_path: Path) -> None:
         "        print(json.dumps({'type': 'action', 'id': m['id'], 'action': m['legal'][0]}), flush=True)\n"
     )
     tc = TimeControl(startup_ms=5000, move_ms=10, bank_ms=100_000)
-    result = run_match((str(slow), FIRST), MatchConfig(PRESETS["cardavia"], 5, time=tc))
+    result = run_match((str(slow), FIRST), MatchConfig(PRESETS["cardavia"], 5, time=tc), limits=UNBOXED)
     assert result.forfeit is None
     banks = [json.loads(x)["bank_ms"] for x in spy.read_text().splitlines()]
     assert banks[0] == 100_000
@@ -201,7 +205,7 @@ def test_the_bank_pays_for_slow_answers(tmp_path: Path) -> None:
 def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Path) -> None:
     spy = tmp_path / "spy.txt"
     configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=FAST) for s in (1, 2, 3)]
-    results = run_matches((f"{BROKEN} spy {spy}", FIRST), configs)
+    results = run_matches((f"{BROKEN} spy {spy}", FIRST), configs, limits=UNBOXED)
     assert [r.match_id for r in results] == ["m-0001", "m-0002", "m-0003"]
     assert all(r.forfeit is None for r in results)
     msgs = [json.loads(x) for x in spy.read_text().splitlines()]

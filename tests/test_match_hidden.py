@@ -12,6 +12,7 @@ import pytest
 
 from referee.engine import PRESETS, Action, action_from_json, apply, ids_of, new_match, rules_from_dict
 from referee.match import MatchConfig, TimeControl, run_match
+from referee.seats.process import Limits
 
 ROOT = Path(__file__).parent.parent
 BROKEN = str(Path(__file__).parent / "bots" / "broken_bot.py")
@@ -75,6 +76,7 @@ def test_no_byte_to_a_seat_holds_a_hidden_card(preset: str, seed: int, tmp_path:
     result = run_match(
         (f"{BROKEN} spy {spies[0]}", f"{BROKEN} spy {spies[1]}"),
         MatchConfig(PRESETS[preset], seed, time=TimeControl(move_ms=5000), replay_path=path),
+        limits=Limits(sandbox="none"),  # the spies write to host files
     )
     assert result.forfeit is None
     hidden_at, deals, seed_used = replay_facts(path)
