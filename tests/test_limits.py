@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.seats.process import BotCommandError, BotProcess, Limits, check_command, resolve_paths
+from referee.seats.process import BotClosedError, BotCommandError, BotProcess, Limits, check_command, resolve_paths
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
@@ -130,3 +130,37 @@ def test_an_opt_value_file_is_found_from_the_bots_own_folder(referee_exe: Path, 
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert result["forfeit"] is None and result["names"][0] == "weights-read", (mode, out.stdout)
+
+
+MEMORY_HOG = """\
+import os, sys, time
+for _ in range(4):  # four children of 100 MiB each: every one under the per-process limit, together over it
+    if os.fork() == 0:
+        block = bytearray(100 << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(60)
+        os._exit(0)
+print("forked", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("mode", ["none", "auto"])
+def test_memory_is_limited_for_the_bot_as_a_whole(mode: str) -> None:
+    async def main() -> tuple[str, str | None]:
+        limits = Limits(memory_bytes=256 << 20, sandbox=mode)
+        p = BotProcess(f"{shlex.quote(sys.executable)} -c {shlex.quote(MEMORY_HOG)}", limits=limits)
+        await p.start()
+        try:
+            assert await p.read_line() == b"forked"
+            with pytest.raises(BotClosedError) as err:
+                async with asyncio.timeout(60):
+                    await p.read_line()
+            return str(err.value), p.killed_for
+        finally:
+            await p.close()
+
+    text, why = asyncio.run(main())
+    assert why is not None and "over the 256 MiB limit" in why
+    assert text == f"the bot was killed: {why}"

@@ -102,7 +102,7 @@ def test_a_sandboxed_bot_sees_only_itself_and_reaches_none_of_the_hosts_files(
     try:
         targets = {
             "read": [*map(str, secrets), host_tmp.name, FIRST],  # FIRST: another bot's file
-            "write": ["/usr/x", "/etc/x", "/x", str(tmp_path / "new.txt"), "/tmp/home/ok", "/tmp/ok"],
+            "write": ["/usr/x", "/etc/x", "/x", "/dev/x", str(tmp_path / "new.txt"), "/tmp/home/ok", "/tmp/ok"],
             "list": [str(tmp_path), tempfile.gettempdir(), home, "/"],
         }
         seen = probe(targets, Limits(sandbox="bwrap", env=(("MY_SETTING", "on"),)))
@@ -111,7 +111,7 @@ def test_a_sandboxed_bot_sees_only_itself_and_reaches_none_of_the_hosts_files(
     assert seen["pids"] == [1, 2]  # bwrap's init and the bot: no referee, no opponent, nothing of the host
     assert seen["read"] == {**{str(f): False for f in secrets}, host_tmp.name: False, FIRST: False}
     assert seen["write"] == {
-        "/usr/x": False, "/etc/x": False, "/x": False, str(tmp_path / "new.txt"): False,
+        "/usr/x": False, "/etc/x": False, "/x": False, "/dev/x": False, str(tmp_path / "new.txt"): False,
         "/tmp/home/ok": True, "/tmp/ok": True,
     }  # fmt: skip
     assert seen["list"][str(tmp_path)] is None
@@ -209,8 +209,8 @@ def test_closing_a_sandboxed_bot_leaves_no_process(tmp_path: Path) -> None:
     assert with_marker(marker) == []
 
 
-def with_marker(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
+def with_marker(marker: str, also: bytes = b"") -> list[int]:
+    """Live processes whose command line holds ``marker`` (and ``also``)."""
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -219,7 +219,7 @@ def with_marker(marker: str) -> list[int]:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except (OSError, IndexError):
                 continue
-            if marker.encode() in cmdline and state != "Z":
+            if marker.encode() in cmdline and also in cmdline and state != "Z":
                 out.append(int(entry))
     return out
 
@@ -334,3 +334,58 @@ def test_options_are_checked() -> None:
         config_from_dict({**base, "sandbox": "docker"})
     with pytest.raises(TournamentError, match="bot_env"):
         config_from_dict({**base, "bot_env": {"A": 1}})
+
+
+@needs_bwrap
+def test_a_referee_killed_with_sigkill_leaves_no_sandboxed_process(tmp_path: Path) -> None:
+    """bwrap's --die-with-parent: the sandbox, with every process in it, dies with the referee."""
+    marker = f"koikoi-killed-{os.getpid()}-{tmp_path.name}"
+    bot = tmp_path / "hang.py"
+    bot.write_text(
+        "import json, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(600)', sys.argv[1]])\n"
+        "for line in sys.stdin:\n"
+        "    if json.loads(line)['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'hello', 'name': 'hang'}), flush=True)\n"
+    )
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
+    referee = subprocess.Popen(
+        [exe, "play", f"{bot} {marker}", f"{bot} {marker}", "--move-ms", "60000", "--sandbox", "bwrap"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(600):  # both bots and both helpers started (a loaded machine may take a while)
+            if len(with_marker(marker, also=b"setsid")) >= 2:
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        assert with_marker(marker)
+    finally:
+        referee.kill()
+        referee.wait(30)
+    for _ in range(200):
+        if not with_marker(marker):
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert with_marker(marker) == []
+
+
+def test_a_tournament_takes_the_sandbox_from_its_file_or_the_option(tmp_path: Path) -> None:
+    exe = str(Path(sys.executable).parent / "koikoi-referee")
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'sandbox = "bwrap"\nseed = 1\npairs = 1\n[bots]\na = "{FIRST}"\nb = "{FIRST}"\n')
+    broken = {**os.environ, "KOIKOI_REFEREE_BWRAP": "/bin/false"}
+
+    def tournament(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, "tournament", "-c", str(toml), "--no-html", "-j", "1", *args],
+                              capture_output=True, text=True, timeout=120, env=broken)  # fmt: skip
+
+    out = tournament("-o", str(tmp_path / "a"))
+    assert out.returncode == 2 and not (tmp_path / "a").exists()
+    assert out.stderr.splitlines() == [
+        "koikoi-referee: error: --sandbox bwrap: bwrap does not work here: no message"
+    ]
+    out = tournament("-o", str(tmp_path / "b"), "--sandbox", "auto")
+    assert out.returncode == 0, out.stderr
+    assert "koikoi-referee: warning: bots run without a sandbox: bwrap does not work here" in out.stderr
+    header = json.loads(next((tmp_path / "b" / "replays").iterdir()).read_text().splitlines()[0])
+    assert [b["sandbox"] for b in header["bots"]] == ["none", "none"]

@@ -103,7 +103,9 @@ def play_cmd(
     bot_memory_mb: Annotated[
         int,
         typer.Option(
-            "--bot-memory-mb", min=0, max=10**9, help="Address-space limit per bot process (MiB; 0: none)."
+            "--bot-memory-mb", min=0, max=10**9,
+            help="Memory limit of a bot (MiB; 0: none): address space per process, resident memory of all its "
+            "processes together.",
         ),
     ] = DEFAULT_MEMORY_MB,
     bot_cpu_s: Annotated[

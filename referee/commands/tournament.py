@@ -95,6 +95,8 @@ def _build(
         pairs=pairs if pairs is not None else (base.pairs if base else 10),
         seed=seed if seed is not None else (base.seed if base else secrets.randbits(52)),
         seed_drawn=seed is None and (base is None or base.seed_drawn),
+        sandbox=base.sandbox if base else "auto",
+        bot_env=base.bot_env if base else (),
         time=Time(
             startup_ms if startup_ms is not None else t0.startup_ms,
             move_ms if move_ms is not None else t0.move_ms,
@@ -189,6 +191,7 @@ def tournament_cmd(
             if any(v for v in given) or fail_if_worse or min_score is not None:
                 fail("--resume takes only --jobs (and --json): the tournament's options are in its folder")
             store = resume(resume_dir, n_jobs)
+            sandbox_options(store.config.sandbox, None)
             for w in store.warnings:
                 typer.echo(f"koikoi-referee: warning: {w}", err=True)
         else:
@@ -196,6 +199,7 @@ def tournament_cmd(
                 fail("name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config")
             cfg = _build(config, bot or [], rules, rounds, fmt, gauntlet, pairs, seed, startup_ms, move_ms, bank_ms)
             cfg = with_sandbox(cfg, sandbox_mode, bot_env)
+            sandbox_options(cfg.sandbox, None)  # a one-line error (bwrap cannot work) or warning (auto falls back)
             if cfg.seed_drawn:
                 if shard:
                     fail("--shard needs --seed (or a seed in the tournament file): every shard must share the schedule")
@@ -209,7 +213,6 @@ def tournament_cmd(
             )
             folder = out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
             store = start(cfg, options, folder)
-        sandbox_options(store.config.sandbox, [f"{k}={v}" for k, v in store.config.bot_env])  # error or warning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             outcome = play(store, stream=sys.stderr if as_json else sys.stdout)

@@ -190,6 +190,35 @@ def children() -> list[int] | None:
     return out
 
 
+def tree(root: int) -> list[int]:
+    """``root`` and every descendant still in its process tree, through ``/proc/PID/task/TID/children`` (cheap:
+    no scan of ``/proc``). In a bwrap sandbox this is every process of the bot: orphans re-parent to its init."""
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    todo += [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def resident_bytes(pids: Iterable[int]) -> int:
+    """The resident memory of ``pids`` together (``/proc/PID/statm``; shared pages count once per process)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/statm", "rb") as f:
+            total += int(f.read().split()[1])
+    return total * _PAGE
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def zombie_children() -> set[int]:
     """The children of this process that have ended and are not yet reaped."""
     kids = children()

@@ -148,7 +148,8 @@ def bot_environment(cwd: Path, token: str, extra: tuple[tuple[str, str], ...] = 
 @dataclass
 class Launch:
     """A bot process ready to start: ``argv`` and ``env`` for the exec, ``cwd`` for the referee's side of it,
-    ``bot_cwd`` as the bot sees it, ``tmpdir`` to remove at close, and the sandbox ``mode``."""
+    ``bot_cwd`` as the bot sees it, ``tmpdir`` to remove at close, the sandbox ``mode`` and how the limits
+    are applied (``limits``: ``"rlimit"``, or ``"none"`` where util-linux's ``prlimit`` is missing)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -156,6 +157,7 @@ class Launch:
     bot_cwd: Path
     tmpdir: str | None
     mode: str
+    limits: str = "rlimit"
 
 
 def _rlimits(limits: Limits, sandboxed: bool) -> list[str]:
@@ -205,8 +207,9 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
             cwd = Path(tmpdir)
         if cwd.absolute() != here.absolute():
             argv = resolve_paths(argv, here)
-        wrapped = [*limit_wrapper(limits, sandboxed=False), *argv]
-        return Launch(wrapped, bot_environment(cwd, token, limits.env), cwd, cwd, tmpdir, "none")
+        wrapper = limit_wrapper(limits, sandboxed=False)
+        env = bot_environment(cwd, token, limits.env)
+        return Launch([*wrapper, *argv], env, cwd, cwd, tmpdir, "none", "rlimit" if wrapper else "none")
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None  # choose() said it works
     argv = resolve_paths(argv, here)
@@ -221,9 +224,11 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
     uid = sandbox.bot_uid(serial) if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
     jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid)
-    inner = [*limit_wrapper(limits, sandboxed=True), *argv]
+    wrapper = limit_wrapper(limits, sandboxed=True)
+    inner = [*wrapper, *argv]
     env = sandbox.sandbox_env(sandbox.allowed_env(limits.env))
     if given is not None:
         env["PWD"] = given
     bot_cwd = Path(given or sandbox.HOME)
-    return Launch(sandbox.wrap(bwrap, jail, inner), env, Path("/"), bot_cwd, None, "bwrap")
+    argv = sandbox.wrap(bwrap, jail, inner)
+    return Launch(argv, env, Path("/"), bot_cwd, None, "bwrap", "rlimit" if wrapper else "none")

@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import time
+import weakref
 from pathlib import Path
 from typing import IO
 
@@ -65,10 +66,14 @@ MAX_LINE = 1 << 20
 """Default cap on one line from a bot (bytes, newline excluded)."""
 STDERR_CAP = 1 << 20
 """Default cap on a bot's stderr log file (bytes); beyond it stderr is drained and dropped."""
+STDERR_DRAIN_PAUSE_S = 0.01
+"""Past the stderr cap, the pause after each chunk (at most 64 KiB) read and dropped: about 6 MB/s at most."""
 MAX_PENDING_WRITE = 16 << 20
 """Bytes waiting to be written to a bot that does not read its input before the bot counts as stuck."""
 WATCH_S = 0.2
 """How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
+MEMORY_WATCH_S = 0.05
+"""How often the resident memory of a bot's processes together is checked against its memory limit."""
 REAP_S = 0.5
 """How often adopted orphans are reaped besides SIGCHLD (when the referee is a subreaper)."""
 EXIT_GRACE_S = 0.2
@@ -153,7 +158,7 @@ async def _recent_snapshot(max_age_s: float) -> dict[int, ProcInfo]:
     return await asyncio.shield(pending)
 
 
-_reaping: set[asyncio.AbstractEventLoop] = set()
+_reaping: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
@@ -207,6 +212,8 @@ class BotProcess:
         self._stdin: asyncio.StreamWriter | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None
+        self._memory_task: asyncio.Task[None] | None = None
+        self.killed_for: str | None = None  # why the referee killed the bot (its memory), if it did
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
@@ -227,6 +234,13 @@ class BotProcess:
             return self.limits.mode()
         except SandboxError:
             return None
+
+    @property
+    def limits_mode(self) -> str | None:
+        """How the limits apply once started: ``"rlimit"`` (per process: address space, CPU, file size; per bot
+        in the sandbox: process count through its own user id or user namespace, disk through its tmpfs), or
+        ``"none"`` where ``prlimit`` is missing. Memory is not capped for the bot as a whole (no cgroup)."""
+        return None if self._launch is None else self._launch.limits
 
     @property
     def cwd(self) -> Path | None:
@@ -278,17 +292,37 @@ class BotProcess:
         _LIVE[proc.pid] = self
         if launch.mode == "none":
             self._watch_task = asyncio.ensure_future(self._watch())
+        if self.limits.memory_bytes is not None:
+            self._memory_task = asyncio.ensure_future(self._watch_memory(self.limits.memory_bytes))
         assert proc.stdout is not None and proc.stdin is not None
         self._stdout, self._stdin = proc.stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
 
+    async def _watch_memory(self, limit: int) -> None:
+        """Kill the bot once its processes together hold more than ``limit`` bytes of resident memory (RLIMIT_AS
+        bounds each process alone; this bounds the bot as a whole, checked every :data:`MEMORY_WATCH_S`)."""
+        loop = asyncio.get_running_loop()
+        pid = self.pid
+        with contextlib.suppress(asyncio.CancelledError):
+            while pid is not None and self._proc is not None and self._proc.returncode is None:
+                used = await loop.run_in_executor(None, lambda: desc.resident_bytes(desc.tree(pid)))
+                if used > limit:
+                    self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
+                    self._signal_group(signal.SIGKILL)
+                    if self.sandbox == "none":
+                        await loop.run_in_executor(None, self.kill_family)
+                    log.debug("%s: killed: %s", self.label, self.killed_for)
+                    return
+                await asyncio.sleep(MEMORY_WATCH_S)
+
     async def _watch(self) -> None:
         """Remember an unsandboxed bot's descendants while it runs: a chain seen once is known after it breaks."""
         with contextlib.suppress(asyncio.CancelledError):
             while self._proc is not None and self._proc.returncode is None:
-                self._track(await _recent_snapshot(WATCH_S / 2))
+                snap = await _recent_snapshot(WATCH_S / 2)
+                await asyncio.get_running_loop().run_in_executor(None, self._track, snap)  # reads /proc too
                 await asyncio.sleep(WATCH_S)
 
     def _track(self, snap: dict[int, ProcInfo], *, all_tokens: bool = False) -> None:
@@ -297,7 +331,7 @@ class BotProcess:
         pid = self.pid
         if pid is None:
             return
-        live = [p for p, start in self._family.items() if p in snap and snap[p].start == start]
+        live = [p for p, start in list(self._family.items()) if p in snap and snap[p].start == start]
         found = descendants([pid, *live], snap)
         found.update(i.pid for i in snap.values() if i.pgid == pid)
         me = os.getpid()
@@ -326,7 +360,7 @@ class BotProcess:
             snap = snapshot()
             self._track(snap, all_tokens=True)
             live = [
-                p for p, start in self._family.items()
+                p for p, start in list(self._family.items())
                 if (i := snap.get(p)) is not None and i.start == start and i.state != "Z"
             ]  # fmt: skip
             if not live:
@@ -363,6 +397,8 @@ class BotProcess:
                     if left <= 0:
                         out.write(b"\n[stderr log truncated]\n")
                         out.flush()
+                elif left <= 0:  # past the cap: drain slowly, so a flood blocks the bot, not a core of the referee
+                    await asyncio.sleep(STDERR_DRAIN_PAUSE_S)
         except (OSError, ValueError):
             pass
         finally:
@@ -408,6 +444,8 @@ class BotProcess:
         return line[:-1]
 
     def _exit_text(self) -> str:
+        if self.killed_for is not None:
+            return f"the bot was killed: {self.killed_for}"
         code = self.returncode
         if code is None:
             return "the bot closed its stdout"
@@ -438,7 +476,7 @@ class BotProcess:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(proc.wait()), exit_wait_s)
             if self.sandbox == "none":  # while the bot runs, its children's parent chains are intact
-                self._track(await loop.run_in_executor(None, snapshot))
+                await loop.run_in_executor(None, lambda: self._track(snapshot()))
             self._signal_group(signal.SIGTERM)
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
@@ -452,8 +490,9 @@ class BotProcess:
         finally:
             self._signal_group(signal.SIGKILL)
             _LIVE.pop(proc.pid, None)
-            if self._watch_task is not None:
-                self._watch_task.cancel()
+            for task in (self._watch_task, self._memory_task):
+                if task is not None:
+                    task.cancel()
             self._remove_tmpdir()
             if self._transport is not None:  # release the pipes now, not at garbage collection
                 self._transport.close()

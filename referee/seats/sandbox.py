@@ -6,7 +6,8 @@ own IPC and host name, an environment cleared to :data:`ENV_ALLOW` plus ``--bot-
 view of the system (``/usr``, ``/bin``, ``/lib*``, ``/sbin``, ``/etc``, ``/opt``), read-only binds of the files
 named on its command line and of the interpreter that runs it (the referee's own Python and its venv for a
 ``.py`` bot, a venv or a version manager's folder under the home directory), and a size-capped private ``/tmp``
-whose ``/tmp/home`` is its working and home directory. Nothing else of the host is there: not the referee's
+whose ``/tmp/home`` is its working and home directory (and a small ``/dev/shm``); the rest of its file tree is
+read-only. Nothing else of the host is there: not the referee's
 folders (replays, logs, deals, rules), not the host's ``/tmp``, not the home directory, not another bot.
 
 When the referee runs as root, the bot runs as an unprivileged user id of its own (see :func:`bot_uid`), with
@@ -43,6 +44,8 @@ HOME = "/tmp/home"
 SYSTEM = ("/usr", "/etc", "/opt")
 """Host folders every sandbox sees read-only (with ``/bin``, ``/sbin`` and ``/lib*``, symlinks or binds)."""
 TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SHM_BYTES = 64 << 20
+"""The size of a sandboxed bot's ``/dev/shm`` (at most its ``/tmp`` size)."""
 UID_BASE = 2_000_000_000
 """Bots of a referee running as root get user ids from here on (see :func:`bot_uid`)."""
 
@@ -244,6 +247,7 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> list[str]:
     """The bwrap command line that runs ``argv`` (already wrapped in its limits) inside ``jail``."""
     out = [bwrap, *_namespaces(), *_system_view()]
     out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+    out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
     binds: list[str] = []
     for path in sorted(set(jail.binds)):  # a parent sorts before its children
         if not _covered(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):
@@ -257,6 +261,7 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> list[str]:
         out += ["--bind", jail.cwd, jail.cwd, "--chdir", jail.cwd]
     else:
         out += ["--chdir", HOME]
+    out += ["--remount-ro", "/dev", "--remount-ro", "/"]  # bwrap's own tmpfs, writable by an unprivileged bot
     if jail.uid is not None:
         setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
         out += [
