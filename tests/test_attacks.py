@@ -156,6 +156,13 @@ def seed_of(replay: Path) -> str:
     return str(json.loads(replay.read_text().splitlines()[0])["seed"])
 
 
+def own_forfeit(run: Run, reason: str, detail: str) -> bool:
+    """The attacker (seat 2) forfeited for ``reason``, with ``detail`` in the forfeit's detail."""
+    forfeit = run.result.get("forfeit")
+    return isinstance(forfeit, dict) and forfeit.get("seat") == 2 and forfeit.get("reason") == reason \
+        and detail in str(forfeit.get("detail"))  # fmt: skip
+
+
 def ends_normally(run: Run) -> bool:
     """The match reached its end without a forfeit."""
     return run.result.get("forfeit") is None and run.result.get("reason") in ("rounds", "broke")
@@ -232,12 +239,12 @@ ATTACKS = [
            lambda r: r.won() or "forged" in str(r.result["results"]),
            lambda r: len(r.verdicts) == 4 and str(r.result["results"]).count("\n") == 4),
     Attack("fork_bomb", sandboxed("fork_bomb"), lambda r: bool(r.left) or r.forfeit_of(1),
-           lambda r: any(v.get("error") for v in r.verdicts) and not r.forfeit_of(1)),
+           lambda r: any(v.get("error") for v in r.verdicts) or own_forfeit(r, "crash", "")),  # a limit hit
     Attack("disk_fill", sandboxed("disk_fill"), lambda r: not fills_stopped(r), lambda r: not r.forfeit_of(1)),
     Attack("stderr_flood", sandboxed("stderr_flood"), lambda r: r.forfeit_of(1), ends_normally),
     Attack("memory_children", sandboxed("memory_children", extra=("--bot-memory-mb", str(LIMIT_MB))),
            lambda r: any(int(v.get("held_mib", 0)) > LIMIT_MB for v in r.verdicts),  # type: ignore[call-overload]
-           lambda r: not r.forfeit_of(1)),
+           lambda r: own_forfeit(r, "crash", "memory")),
 ]  # fmt: skip
 
 
