@@ -32,7 +32,7 @@ from conftest import BatteryTally
 ATTACK = Path(__file__).parent / "hostile" / "attack_bot.py"
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 GREEDY = str(Path(__file__).parents[1] / "bots" / "greedy_bot.py")
-SLEEPY = f"{Path(__file__).parent / 'hostile' / 'hostile_bot.py'} sleepy /dev/null"  # 50 ms per answer
+THINKER = f"{Path(__file__).parent / 'hostile' / 'hostile_bot.py'} sleepy /dev/null 200"  # 200 ms per answer
 LIMIT_MB = 256
 TMP_CAP = (256 + 8) << 20  # the default size of a sandboxed bot's /tmp, and a write or two beyond
 
@@ -201,11 +201,11 @@ def seed_found(run: Run) -> bool:
     return any(s in v.get("candidates", []) for v in run.verdicts for s in seeds)  # type: ignore[operator]
 
 
-def tournament(tmp: Path, mode: str, *, sandbox: str) -> Run:
-    """A -j1 tournament (first bot against the attacker, 2 deal pairs) with its output in ``tmp/out``."""
+def tournament(tmp: Path, mode: str, *, sandbox: str, jobs: int = 1) -> Run:
+    """A tournament (first bot against the attacker, 2 deal pairs) with its output in ``tmp/out``."""
     tag = f"--tag={uuid.uuid4().hex}"
     argv = [
-        "tournament", "-b", f"first={FIRST}", "-b", f"cheat={ATTACK} {mode} {tag}", "-n", "2", "-j", "1",
+        "tournament", "-b", f"first={FIRST}", "-b", f"cheat={ATTACK} {mode} {tag}", "-n", "2", "-j", str(jobs),
         "--out", "out", "--no-html", *sandbox_option(sandbox), "--startup-ms", "20000", "--move-ms", "1000",
         "--bank-ms", "20000",
     ]  # fmt: skip
@@ -229,9 +229,11 @@ ATTACKS = [
     Attack("takeover", sandboxed("takeover", opponent=GREEDY), lambda r: r.won() or r.forfeit_of(1),
            lambda r: ends_normally(r) and bool(r.verdicts)),
     Attack("parent_fds", sandboxed("parent_fds"), Run.won, lambda r: len(r.verdicts) == 2 and ends_normally(r)),
+    Attack("parent_fds-j2", lambda tmp: tournament(tmp, "parent_fds", sandbox="bwrap", jobs=2), Run.won,
+           lambda r: len(r.verdicts) == 8),  # games a and b of a pair side by side, four matches, two looks each
     Attack("replay_search", sandboxed("replay_search"), Run.won, lambda r: len(r.verdicts) == 1),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
-    Attack("framing", sandboxed("framing", opponent=SLEEPY), lambda r: r.forfeit_of(1),
+    Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
            lambda r: ends_normally(r) and bool(r.verdicts)),
     Attack("setsid_churn", sandboxed("setsid_churn"), lambda r: bool(r.left),
            lambda r: ends_normally(r) and r.won("churning")),
@@ -268,8 +270,9 @@ def test_an_attack_under_the_sandbox_finds_no_way_out(attack: Attack, tmp_path: 
 CONTROLS = {
     "takeover": lambda tmp: play(tmp, "takeover", sandbox="none", opponent=GREEDY),
     "parent_fds": lambda tmp: play(tmp, "parent_fds", sandbox="none"),
+    "parent_fds-j2": lambda tmp: tournament(tmp, "parent_fds", sandbox="none", jobs=2),
     "replay_search": lambda tmp: play(tmp, "replay_search", sandbox="none"),
-    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=SLEEPY),
+    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1")),
     "results_rewrite": lambda tmp: tournament(tmp, "results_rewrite", sandbox="none"),
 }
 JUDGE = {a.mode: a.way_out for a in ATTACKS}

@@ -7,7 +7,7 @@ hello, so a test can check that none of them outlives the match.
 Modes: exit_now, crash_mid, no_handshake, hang_after, slow, invalid_json, wrong_shape, illegal, double,
 huge_line, non_utf8, stderr_flood, close_stdout, ignore_term, fork_child, setsid_child, setsid_orphan,
 memory_hog, cpu_spin, probe (ARG: a file to write what the bot can see of its working directory), spy (ARG:
-a file to copy every byte of its stdin to; it plays a random legal action), sleepy (50 ms per answer).
+a file to copy every byte of its stdin to; it plays a random legal action), sleepy (ARG ms per answer, default 50).
 """
 
 import json
@@ -112,7 +112,7 @@ for raw in sys.stdin.buffer:
     if spy is not None:
         answer["action"] = random.choice(msg["legal"])
     if MODE == "sleepy":
-        time.sleep(0.05)
+        time.sleep(int(ARG or 50) / 1000)
     if requests < 2:
         send(answer)
         continue
