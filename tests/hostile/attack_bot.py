@@ -173,7 +173,7 @@ def parent_fds() -> None:
 SKIP = {"/proc", "/sys", "/dev", "/run", "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/boot", "/snap",
         "/var/lib", "/var/cache", "/etc"}  # fmt: skip
 SKIP_NAMES = {".git", ".venv", "node_modules", "site-packages", "__pycache__", ".mypy_cache", ".ruff_cache"}
-NAMES = re.compile(r"(\.jsonl|\.log)$")
+NAMES = re.compile(r"(\.jsonl|\.log|^tournament\.json)$")  # tournament.json: a tournament folder's seed
 
 
 def search_disk(budget_s: float = 4.0) -> tuple[list[dict[str, str]], int]:
@@ -209,7 +209,9 @@ def search_disk(budget_s: float = 4.0) -> tuple[list[dict[str, str]], int]:
                     if time.time() - e.stat().st_mtime > RECENT_S:
                         continue
                     data = read_small(e.path, 1 << 16)
-                    kind = kind_of(data or b"") or ("log" if re.match(r"m-.*seat\d\.log$", e.name) else None)
+                    kind = kind_of(data or b"") or ("log" if re.match(r".*seat\d\.log$", e.name) else None)
+                    if e.name == "tournament.json" and b'"seed"' in (data or b""):
+                        kind = "tournament"
                     if kind is not None:
                         found.append({"path": os.path.realpath(e.path), "kind": kind})
             except OSError:
