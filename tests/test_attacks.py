@@ -136,11 +136,12 @@ def referee(argv: list[str], cwd: Path, tag: str, *, env: dict[str, str] | None 
 
 
 def play(tmp: Path, mode: str, *, sandbox: str, opponent: str = FIRST, extra: tuple[str, ...] = (),
-         json_out: bool = True, env: dict[str, str] | None = None) -> Run:  # fmt: skip
-    """One match, the attacker in seat 2, through ``koikoi-referee play`` in ``tmp`` (replay and logs there)."""
+         json_out: bool = True, env: dict[str, str] | None = None, program: str | None = None) -> Run:  # fmt: skip
+    """One match, the attacker in seat 2, through ``koikoi-referee play`` in ``tmp`` (replay and logs there).
+    ``program`` runs the attack bot as that program (a copy made by :func:`installed`) instead of a ``.py``."""
     tag = f"--tag={uuid.uuid4().hex}"
     argv = [
-        "play", opponent, f"{ATTACK} {mode} {tag}", "--replay", "r.replay.jsonl", "--log-dir", "logs",
+        "play", opponent, f"{program or ATTACK} {mode} {tag}", "--replay", "r.replay.jsonl", "--log-dir", "logs",
         *sandbox_option(sandbox), "--startup-ms", "20000", "--move-ms", "300", "--bank-ms", "1000", *extra,
         *(["--json"] if json_out else []),
     ]  # fmt: skip
@@ -149,6 +150,31 @@ def play(tmp: Path, mode: str, *, sandbox: str, opponent: str = FIRST, extra: tu
     if json_out:
         run.result = json.loads(run.out.splitlines()[-1])
     return run
+
+
+def installed(folder: Path, name: str = "attack-bot") -> Path:
+    """The attack bot as an executable program in ``folder`` (as a contestant ships a binary or a script),
+    readable by any user: a sandboxed bot of a root referee runs as a user of its own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text("#!/usr/bin/python3\n" + ATTACK.read_text())
+    program.chmod(0o755)
+    folder.chmod(0o755)
+    return program
+
+
+def beside(tmp: Path) -> Run:
+    """The organiser runs ``play ./attack-bot ... --replay r.replay.jsonl`` in the bot's own folder."""
+    installed(tmp)
+    return play(tmp, "replay_search", sandbox="bwrap", program="./attack-bot")
+
+
+def under_home(tmp: Path) -> Run:
+    """The organiser works in ``~/contest`` with the bots in ``~/contest/bots`` and the replay in ``~/contest``."""
+    home = tmp / "home"
+    installed(home / "contest" / "bots")
+    env = {**os.environ, "HOME": str(home)}
+    return play(home / "contest", "replay_search", sandbox="bwrap", program="bots/attack-bot", env=env)
 
 
 def seed_of(replay: Path) -> str:
@@ -232,6 +258,8 @@ ATTACKS = [
     Attack("parent_fds-j2", lambda tmp: tournament(tmp, "parent_fds", sandbox="bwrap", jobs=2), Run.won,
            lambda r: len(r.verdicts) == 8),  # games a and b of a pair side by side, four matches, two looks each
     Attack("replay_search", sandboxed("replay_search"), Run.won, lambda r: len(r.verdicts) == 1),
+    Attack("replay_search-beside", beside, Run.won, lambda r: len(r.verdicts) == 1),
+    Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
     Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
            lambda r: ends_normally(r) and bool(r.verdicts)),
