@@ -275,6 +275,9 @@ ATTACKS = [
     Attack("memory_children", sandboxed("memory_children", extra=("--bot-memory-mb", str(LIMIT_MB))),
            lambda r: any(int(v.get("held_mib", 0)) > LIMIT_MB for v in r.verdicts),  # type: ignore[call-overload]
            lambda r: own_forfeit(r, "crash", "memory")),
+    Attack("memory_orphans", sandboxed("memory_orphans", extra=("--bot-memory-mb", str(LIMIT_MB))),
+           lambda r: any(int(v.get("held_mib", 0)) > LIMIT_MB for v in r.verdicts),  # type: ignore[call-overload]
+           lambda r: own_forfeit(r, "crash", "memory")),
 ]  # fmt: skip
 
 

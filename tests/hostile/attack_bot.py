@@ -23,6 +23,7 @@ fork_bomb       fork up to 300 sleeping processes (each exits after 20 s)
 disk_fill       write up to 1 GiB into the working directory, then into /tmp, in 64 MiB files; stop at an error
 stderr_flood    write 200 MB to stderr while playing
 memory_children four children that each allocate and touch 160 MiB, held at the same time for 1.5 s
+memory_orphans  the same from four orphans in sessions of their own (their parents exit at once)
 """
 
 import contextlib
@@ -360,12 +361,17 @@ def stderr_flood() -> None:
         os.write(2, chunk)
 
 
-def memory_children(each: int = 160 << 20) -> None:
-    """Four children allocate and touch ``each`` bytes, report, and hold it until all four have reported."""
+def memory_children(each: int = 160 << 20, *, orphans: bool = False) -> None:
+    """Four children allocate and touch ``each`` bytes, report, and hold it until all four have reported; with
+    ``orphans`` each is a grandchild in a session of its own whose parent has exited (out of the bot's tree)."""
     release_r, release_w = os.pipe()
     report_r, report_w = os.pipe()
     for _ in range(4):
-        if os.fork() == 0:
+        if (pid := os.fork()) == 0:
+            if orphans:
+                os.setsid()
+                if os.fork() != 0:
+                    os._exit(0)
             try:
                 block = bytearray(each)
                 for i in range(0, each, 4096):
@@ -375,6 +381,8 @@ def memory_children(each: int = 160 << 20) -> None:
                 os.write(report_w, b"0")
             os.read(release_r, 1)  # until the parent has heard from all four (or died)
             os._exit(0)
+        if orphans:
+            os.waitpid(pid, 0)
     got = b""
     while len(got) < 4:
         part = os.read(report_r, 4)
@@ -385,7 +393,7 @@ def memory_children(each: int = 160 << 20) -> None:
     verdict(allocated_mib=held * (each >> 20), children=4, failed=got.count(b"0"))
     time.sleep(1.5)  # holding it: a limit on the whole bot that is checked now and then has stopped it by now
     os.write(release_w, b"xxxx")
-    for _ in range(4):
+    for _ in range(0 if orphans else 4):
         os.wait()
     verdict(held_mib=held * (each >> 20), held_s=1.5)
 
@@ -404,6 +412,8 @@ if MODE == "disk_fill":
     disk_fill()
 if MODE == "memory_children":
     memory_children()
+if MODE == "memory_orphans":
+    memory_children(orphans=True)
 if MODE == "fork_bomb":
     fork_bomb()
 if MODE == "stderr_flood":
