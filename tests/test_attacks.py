@@ -177,6 +177,15 @@ def under_home(tmp: Path) -> Run:
     return play(home / "contest", "replay_search", sandbox="bwrap", program="bots/attack-bot", env=env)
 
 
+def neighbours(tmp: Path) -> Run:
+    """Two contestants' programs in one ``bots`` folder, as a tournament is often laid out."""
+    installed(tmp / "bots")
+    opponent = tmp / "bots" / "other-bot"
+    opponent.write_text("#!/usr/bin/python3\n" + Path(FIRST).read_text())
+    opponent.chmod(0o755)
+    return play(tmp, "bot_peek", sandbox="bwrap", opponent=str(opponent), program="bots/attack-bot")
+
+
 def seed_of(replay: Path) -> str:
     """The seed in a replay's header, as a string."""
     return str(json.loads(replay.read_text().splitlines()[0])["seed"])
@@ -260,6 +269,7 @@ ATTACKS = [
     Attack("replay_search", sandboxed("replay_search"), Run.won, lambda r: len(r.verdicts) == 1),
     Attack("replay_search-beside", beside, Run.won, lambda r: len(r.verdicts) == 1),
     Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1),
+    Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r)),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
     Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
            lambda r: ends_normally(r) and bool(r.verdicts)),

@@ -14,6 +14,7 @@ takeover        SIGSTOP the sibling processes (the opponent), read their request
                 answer them through /proc/PID/fd/1 (first request)
 parent_fds      read every regular file the ancestors hold open (/proc/PID/fd/N): a replay being written
 replay_search   look for recent replays, results lines and bot logs on disk, from the referee's cwd to /
+bot_peek        read the files beside its own program and in the folder above (other bots, their data)
 seed_read       collect seed candidates from the ancestors' command line, environment and stdout (when a
                 file), and from its own environment
 framing         SIGSTOP the referee for 2.5 s while the opponent's request is pending (up to twice)
@@ -225,6 +226,19 @@ def replay_search() -> None:
     verdict(won=bool(found), found=found[:20], visited=visited)
 
 
+def bot_peek() -> None:
+    """Other files beside this bot's own program: another contestant's bot, its data, the organiser's files."""
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    others = []
+    for folder in (here, os.path.dirname(here)):
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                path = os.path.join(folder, name)
+                if path != os.path.abspath(sys.argv[0]) and path != here and read_small(path, 64) is not None:
+                    others.append(path)
+    verdict(won=bool(others), others=sorted(others)[:20])
+
+
 SEED = re.compile(rb"seed\D{0,3}?(\d+)", re.IGNORECASE)
 
 
@@ -408,6 +422,8 @@ def send(obj: object) -> None:
 
 if MODE == "replay_search":
     replay_search()
+if MODE == "bot_peek":
+    bot_peek()
 if MODE == "disk_fill":
     disk_fill()
 if MODE == "memory_children":
