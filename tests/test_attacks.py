@@ -15,11 +15,11 @@ work: this shows that each bot really attacks (a test that cannot fail proves no
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -29,6 +29,9 @@ from pathlib import Path
 import pytest
 from conftest import BatteryTally
 
+from referee.seats.sandbox import SandboxError, choose
+
+EXE = str(Path(sys.executable).parent / "koikoi-referee")
 ATTACK = Path(__file__).parent / "hostile" / "attack_bot.py"
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 GREEDY = str(Path(__file__).parents[1] / "bots" / "greedy_bot.py")
@@ -40,10 +43,6 @@ TMP_CAP = (256 + 8) << 20  # the default size of a sandboxed bot's /tmp, and a w
 def sandbox_problem() -> str | None:
     """Why the bwrap sandbox cannot run here, or None when it can."""
     try:
-        from referee.seats.sandbox import SandboxError, choose
-    except ImportError:
-        return "this referee has no sandbox module"
-    try:
         choose("bwrap")
     except SandboxError as exc:
         return str(exc)
@@ -51,13 +50,7 @@ def sandbox_problem() -> str | None:
 
 
 PROBLEM = sandbox_problem()
-HAS_OPTION = importlib.util.find_spec("referee.seats.sandbox") is not None
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
-
-
-def sandbox_option(mode: str) -> list[str]:
-    """``--sandbox MODE`` (none on a referee that has no sandbox: it runs bots unsandboxed anyway)."""
-    return ["--sandbox", mode] if HAS_OPTION or mode != "none" else []
 
 
 @dataclass
@@ -123,11 +116,9 @@ def verdicts_in(folder: Path) -> list[dict[str, object]]:
 def referee(argv: list[str], cwd: Path, tag: str, *, env: dict[str, str] | None = None, stdout: Path | None = None,
             logs: str = "logs") -> Run:  # fmt: skip
     """Run ``koikoi-referee ARGV`` in ``cwd``; collect the verdicts from ``cwd/logs`` and what the bot left."""
-    exe = str(Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "koikoi-referee")
-    exe = exe if os.path.exists(exe) else str(Path(os.sys.executable).parent / "koikoi-referee")
     t0 = time.monotonic()
     with open(stdout, "w") if stdout is not None else open(os.devnull, "w") as sink:
-        done = subprocess.run([exe, *argv], cwd=cwd, env=env, stdout=subprocess.PIPE if stdout is None else sink,
+        done = subprocess.run([EXE, *argv], cwd=cwd, env=env, stdout=subprocess.PIPE if stdout is None else sink,
                               stderr=subprocess.PIPE, text=True, timeout=180)  # fmt: skip
     took = time.monotonic() - t0
     run = Run(done.returncode, done.stdout or "", done.stderr, verdicts_in(cwd / logs), took)
@@ -142,7 +133,7 @@ def play(tmp: Path, mode: str, *, sandbox: str, opponent: str = FIRST, extra: tu
     tag = f"--tag={uuid.uuid4().hex}"
     argv = [
         "play", opponent, f"{program or ATTACK} {mode} {tag}", "--replay", "r.replay.jsonl", "--log-dir", "logs",
-        *sandbox_option(sandbox), "--startup-ms", "20000", "--move-ms", "300", "--bank-ms", "1000", *extra,
+        "--sandbox", sandbox, "--startup-ms", "20000", "--move-ms", "300", "--bank-ms", "1000", *extra,
         *(["--json"] if json_out else []),
     ]  # fmt: skip
     run = referee(argv, tmp, tag, env=env, stdout=None if json_out else tmp / "out.txt")
@@ -241,7 +232,7 @@ def tournament(tmp: Path, mode: str, *, sandbox: str, jobs: int = 1) -> Run:
     tag = f"--tag={uuid.uuid4().hex}"
     argv = [
         "tournament", "-b", f"first={FIRST}", "-b", f"cheat={ATTACK} {mode} {tag}", "-n", "2", "-j", str(jobs),
-        "--out", "out", "--no-html", *sandbox_option(sandbox), "--startup-ms", "20000", "--move-ms", "1000",
+        "--out", "out", "--no-html", "--sandbox", sandbox, "--startup-ms", "20000", "--move-ms", "1000",
         "--bank-ms", "20000",
     ]  # fmt: skip
     run = referee(argv, tmp, tag, logs="out/logs")
