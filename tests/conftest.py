@@ -52,6 +52,7 @@ class BatteryTally:
     expected: int = 0
     orphans: int = 0
     leaked_bytes: int = 0
+    ways_out: int = 0  # attacks of the cheating battery that got through the sandbox
 
 
 BATTERY = pytest.StashKey[BatteryTally]()
@@ -69,7 +70,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if t is not None:
         terminalreporter.write_line(
             f"battery: {t.cases} cases tried, {t.expected} outcomes as expected, {t.orphans} orphans left, "
-            f"{t.leaked_bytes} hidden-card bytes leaked"
+            f"{t.leaked_bytes} hidden-card bytes leaked, ways out found: {t.ways_out}"
         )
 
 

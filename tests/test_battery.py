@@ -2,6 +2,11 @@
 the ``play`` command in a subprocess), with its expected recorded outcome, a bound on how long the match may
 take, and a check that no process the bot created is left (by pid and start time, and by process group).
 
+Each case runs through the library twice, without a sandbox and in the bwrap sandbox (where bwrap works), and
+the ``play`` cases run with the command's default sandbox. The processes of a bot are found by its pid file
+(a list of pids and start times, written where the bot can write it) and by the pid file's path on their
+command line, which holds inside a sandbox too.
+
 The bounds are generous (several times the expected figure): they catch a referee that hangs, not a slow
 machine. Each case adds to the run's battery tally, printed at the end of the pytest run.
 """
@@ -27,6 +32,7 @@ from referee.match import MatchConfig, MatchResult, TimeControl, run_match, run_
 from referee.protocol import action_from_json
 from referee.replay import verify
 from referee.seats.process import Limits
+from referee.seats.sandbox import SandboxError, choose
 
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"
 FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
@@ -46,6 +52,7 @@ class Case:
     time: TimeControl = STD
     limits: Limits | None = None
     cli: tuple[str, ...] | None = None  # run through `koikoi-referee play` with these extra options
+    boxed: tuple[tuple[str, str], ...] = ()  # other (reason, detail) that are right in the sandbox
 
 
 CASES = [
@@ -61,7 +68,8 @@ CASES = [
     Case("huge_line", "oversized_line", "longer than", 30),
     Case("non_utf8", "invalid_json", "not a JSON line", 15),
     Case("stderr_flood", None, "", 30),
-    Case("close_stdout", "crash", "closed its stdout", 15),
+    # bwrap's own processes hold the bot's stdout open: the bot that closes it times out instead.
+    Case("close_stdout", "crash", "closed its stdout", 15, boxed=(("timeout", "no answer to request"),)),
     Case("ignore_term", "timeout", "no answer to request", 15),
     Case("fork_child", "crash", "status 9", 15),
     Case("setsid_child", None, "", 20),
@@ -69,8 +77,9 @@ CASES = [
     Case("setsid_orphan", "timeout", "no answer to request", 30, cli=()),
     Case("memory_hog", "crash", "status 1", 20, limits=Limits(memory_bytes=256 << 20)),
     Case("memory_hog", "crash", "status 1", 30, cli=("--bot-memory-mb", "256")),
-    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, Limits(cpu_seconds=1)),
-    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, cli=("--bot-cpu-s", "1")),
+    # bwrap reports a bot killed by signal N as exit status 128 + N.
+    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, Limits(cpu_seconds=1), boxed=(("crash", "status 152"),)),
+    Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, cli=("--bot-cpu-s", "1"), boxed=(("crash", "status 152"),)),
     Case("cpu_spin", "timeout", "no answer to request", 15, TimeControl(startup_ms=5000, move_ms=200, bank_ms=200)),
 ]
 
@@ -78,6 +87,25 @@ CASES = [
 def case_id(case: Case) -> str:
     tail = "-cli" if case.cli is not None else "-limit" if case.limits is not None else ""
     return case.mode + tail
+
+
+def bwrap_problem() -> str | None:
+    """Why the bwrap sandbox cannot run here, or None."""
+    try:
+        choose("bwrap")
+    except SandboxError as exc:
+        return str(exc)
+    return None
+
+
+NO_BWRAP = bwrap_problem()
+RUNS = [
+    *(pytest.param(c, "none", id=f"{case_id(c)}-nosandbox") for c in CASES if c.cli is None),
+    *(pytest.param(c, "bwrap", id=f"{case_id(c)}-bwrap",
+                   marks=pytest.mark.skipif(NO_BWRAP is not None, reason=f"bwrap cannot run here: {NO_BWRAP}"))
+      for c in CASES if c.cli is None),
+    *(pytest.param(c, "default", id=case_id(c)) for c in CASES if c.cli is not None),
+]  # fmt: skip
 
 
 def read_start(pid: int) -> tuple[int, str] | None:
@@ -91,20 +119,22 @@ def read_start(pid: int) -> tuple[int, str] | None:
 
 
 def survivors(pidfile: Path) -> list[int]:
-    """The processes a hostile bot recorded that still run (same pid and start time, not a zombie), and any
-    live member of their process groups."""
+    """The processes a hostile bot recorded that still run (same pid and start time, not a zombie), any live
+    member of their process groups, and any live process with the pid file's path on its command line."""
     recorded = [tuple(map(int, x.split())) for x in pidfile.read_text().splitlines()] if pidfile.exists() else []
     alive = [pid for pid, start in recorded if read_start(pid) in ((start, "R"), (start, "S"), (start, "D"),
                                                                   (start, "T"))]  # fmt: skip
     groups = {pid for pid, _ in recorded}
+    mark = str(pidfile).encode()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 raw = Path(f"/proc/{entry}/stat").read_bytes()
+                line = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
             fields = raw[raw.rindex(b")") + 2 :].split()
-            if int(fields[2]) in groups and fields[0] != b"Z" and int(entry) not in alive:
+            if (int(fields[2]) in groups or mark in line) and fields[0] != b"Z" and int(entry) not in alive:
                 alive.append(int(entry))
     return alive
 
@@ -124,7 +154,7 @@ def play_cli(case: Case, pidfile: Path, replay: Path, referee_exe: Path) -> tupl
     argv = [
         "play", FIRST, f"{HOSTILE} {case.mode} {pidfile}", "--json", "--seed", "5", "--replay", str(replay),
         "--startup-ms", str(tc.startup_ms), "--move-ms", str(tc.move_ms), "--bank-ms", str(tc.bank_ms),
-        *(case.cli or ()), "--sandbox", "none",  # the bot writes its pids to a host file
+        *(case.cli or ()),
     ]  # fmt: skip
     code = (
         "import resource, sys\n"
@@ -143,9 +173,9 @@ def outcome_of(result: MatchResult) -> dict[str, object]:
     return result.to_json()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+@pytest.mark.parametrize(("case", "sandbox"), RUNS)
 def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
-    case: Case, tmp_path: Path, battery: BatteryTally, referee_exe: Path
+    case: Case, sandbox: str, tmp_path: Path, battery: BatteryTally, referee_exe: Path
 ) -> None:
     pidfile = tmp_path / "pids"
     replay = tmp_path / "r.jsonl"
@@ -157,7 +187,7 @@ def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
     else:
         config = MatchConfig(PRESETS["guide"], 5, time=case.time, replay_path=replay)
         command = f"{HOSTILE} {case.mode} {pidfile}"
-        limits = dataclasses.replace(case.limits or Limits(), sandbox="none")  # it writes its pids to a host file
+        limits = dataclasses.replace(case.limits or Limits(), sandbox=sandbox)
         result = outcome_of(run_match((FIRST, command), config, log_dir=logs, limits=limits))
     took = time.monotonic() - t0
     left = wait_for_no_survivors(pidfile)
@@ -166,15 +196,18 @@ def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
     if case.reason is None:
         as_expected = forfeit is None and result["reason"] in ("rounds", "broke")
     else:
+        right = [(case.reason, case.detail), *(case.boxed if sandbox != "none" else ())]
         as_expected = (
-            isinstance(forfeit, dict) and forfeit["seat"] == 2 and forfeit["reason"] == case.reason
-            and case.detail in str(forfeit["detail"]) and result["winner"] == 1 and result["reason"] == "forfeit"
+            isinstance(forfeit, dict) and forfeit["seat"] == 2 and result["winner"] == 1
+            and result["reason"] == "forfeit"
+            and any(forfeit["reason"] == r and d in str(forfeit["detail"]) for r, d in right)
         )  # fmt: skip
     battery.expected += as_expected and took < case.bound_s and not left
     assert as_expected, result
     assert took < case.bound_s, f"the match took {took:.1f} s"
     assert not left, f"processes of the bot still run: {left}"
-    assert pidfile.exists() and pidfile.read_text().strip(), "the bot never ran"
+    if sandbox == "none":  # in a sandbox the pid file is read-only (the outcome shows that the bot ran)
+        assert pidfile.exists() and pidfile.read_text().strip(), "the bot never ran"
     report = verify(replay)
     assert report.ok, report.summary()
     if case.mode == "stderr_flood":  # 20 MB of stderr: the log keeps 1 MiB
@@ -264,7 +297,8 @@ def test_no_bot_ever_receives_a_hidden_card_or_the_seed(tmp_path: Path, battery:
     ]  # fmt: skip
     spies = (tmp_path / "spy1.bin", tmp_path / "spy2.bin")
     commands = (f"{HOSTILE} spy {tmp_path / 'pids'} {spies[0]}", f"{HOSTILE} spy {tmp_path / 'pids'} {spies[1]}")
-    results = run_matches(commands, configs, limits=Limits(sandbox="none"))  # the spies write to host files
+    tmp_path.chmod(0o777)  # the spies' working directory, where they write (as a user of their own in a sandbox)
+    results = run_matches(commands, configs, limits=Limits(cwd=tmp_path))
     assert all(r.forfeit is None for r in results)
     leaked = checked = 0
     for s in (0, 1):
@@ -293,8 +327,8 @@ def test_the_replay_is_not_reachable_from_a_bot_working_directory(
     probe = tmp_path / "probe.json"
     (tmp_path / "pids").touch()  # an existing file named by a relative path is passed as an absolute one
     config = MatchConfig(PRESETS["guide"], 3, time=STD, replay_path=Path("r.jsonl"))
-    unboxed = Limits(sandbox="none")  # the probe writes to a host file
-    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=unboxed).forfeit is None
+    unsandboxed = Limits(sandbox="none")  # the sandbox has its own working directory: see tests/test_attacks.py
+    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=unsandboxed).forfeit is None
     seen = json.loads(probe.read_text())
     assert Path(seen["cwd"]) != tmp_path and seen["entries"] == []
     assert not (Path(seen["cwd"]) / "r.jsonl").exists() and not Path(seen["cwd"]).exists()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -30,13 +31,33 @@ def alive(pid: int, start: int) -> bool:
     return int(fields[19]) == start and fields[0] != b"Z"
 
 
+def with_arg(text: str) -> list[int]:
+    """Live processes with ``text`` on their command line."""
+    out = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in line and alive(int(entry), start_of(int(entry))):
+            out.append(int(entry))
+    return out
+
+
+def start_of(pid: int) -> int:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return -1
+    return int(raw[raw.rindex(b")") + 2 :].split()[19])
+
+
 def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(referee_exe: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     pids = tmp_path / "pids"
     bot = f"{HOSTILE} sleepy {pids}"
     referee = subprocess.Popen(
-        [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay),
-         "--sandbox", "none"],  # the bot writes its pids to a host file
+        [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -63,12 +84,13 @@ def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(refere
                            timeout=60)  # fmt: skip
     assert "truncated" in shown.stdout and "Traceback" not in shown.stderr
 
-    # The bots get SIGKILL when their referee dies (parent-death signal).
-    recorded = [tuple(map(int, x.split())) for x in pids.read_text().splitlines()]
-    assert len(recorded) == 2
+    # The bots die with their referee (the sandbox's --die-with-parent, or the parent-death signal without one):
+    # found by their pid file's path on their command line, which holds inside a sandbox too.
     deadline = time.monotonic() + 5
-    while any(alive(p, s) for p, s in recorded) and time.monotonic() < deadline:
+    while (left := with_arg(str(pids))) and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert not left, f"bot processes outlived their referee: {left}"
+    recorded = [tuple(map(int, x.split())) for x in pids.read_text().splitlines()] if pids.exists() else []
     assert not any(alive(p, s) for p, s in recorded)
 
 

@@ -7,7 +7,7 @@ hello, so a test can check that none of them outlives the match.
 Modes: exit_now, crash_mid, no_handshake, hang_after, slow, invalid_json, wrong_shape, illegal, double,
 huge_line, non_utf8, stderr_flood, close_stdout, ignore_term, fork_child, setsid_child, setsid_orphan,
 memory_hog, cpu_spin, probe (ARG: a file to write what the bot can see of its working directory), spy (ARG:
-a file to copy every byte of its stdin to; it plays a random legal action), sleepy (50 ms per answer).
+a file to copy every byte of its stdin to; it plays a random legal action), sleepy (ARG ms per answer, default 50).
 """
 
 import json
@@ -24,17 +24,16 @@ ARG = sys.argv[3] if len(sys.argv) > 3 else ""
 
 
 def record() -> None:
-    """Append this process's pid and start time to PIDFILE."""
+    """Append this process's pid and start time to PIDFILE (nothing where it is not writable: in a sandbox,
+    where a test finds the bot's processes by the PIDFILE path on their command line instead)."""
     with open(f"/proc/{os.getpid()}/stat", "rb") as f:
         raw = f.read()
     start = raw[raw.rindex(b")") + 2 :].split()[19].decode()
-    with open(PIDFILE, "a") as f:
-        f.write(f"{os.getpid()} {start}\n")
-
-
-def recorded() -> int:
-    with open(PIDFILE) as f:
-        return len(f.read().split("\n")) - 1
+    try:
+        with open(PIDFILE, "a") as f:
+            f.write(f"{os.getpid()} {start}\n")
+    except OSError:
+        pass
 
 
 def sleep_forever() -> None:
@@ -43,8 +42,9 @@ def sleep_forever() -> None:
 
 
 def spawn(detach: bool, orphan: bool) -> None:
-    """Fork a sleeping child (in a new session if ``detach``; through a parent that exits if ``orphan``)."""
-    before = recorded()
+    """Fork a sleeping child (in a new session if ``detach``; through a parent that exits if ``orphan``), and
+    wait until it has recorded itself."""
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         if detach:
@@ -53,11 +53,11 @@ def spawn(detach: bool, orphan: bool) -> None:
             os._exit(0)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         record()
+        os.write(ready_w, b"1")
         sleep_forever()
     if orphan:
         os.waitpid(pid, 0)
-    while recorded() == before:
-        time.sleep(0.01)
+    os.read(ready_r, 1)
 
 
 def send(obj: object) -> None:
@@ -112,7 +112,7 @@ for raw in sys.stdin.buffer:
     if spy is not None:
         answer["action"] = random.choice(msg["legal"])
     if MODE == "sleepy":
-        time.sleep(0.05)
+        time.sleep(int(ARG or 50) / 1000)
     if requests < 2:
         send(answer)
         continue
