@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ class MatchConfig:
     first_dealer: int | None = None  # engine seat 0/1, None: the rules decide
     time: TimeControl = TimeControl()  # noqa: RUF009 - frozen, so one shared default is safe
     replay_path: Path | None = None
+    replay_key: bytes | None = field(default=None, repr=False)  # signs the replay (referee.signing); None: unsigned
 
 
 class MatchInterrupted(RefereeError):
@@ -100,7 +101,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     """
     rules, tc = config.rules, config.time
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
-    writer = ReplayWriter(config.replay_path) if config.replay_path is not None else None
+    writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
     round_ends: list[dict[str, Any]] = []
     decisions = 0
     try:

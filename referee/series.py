@@ -22,6 +22,7 @@ from referee.engine import Deal, EngineError, Rules, deals_from_lines, load_rule
 from referee.errors import RefereeError
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, SeatFactory, TimeControl, run_matches
 from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
+from referee.signing import SigningError, load_key
 from referee.text import scores_text
 
 __all__ = ["Plan", "PlayError", "PlaySetup", "game_seeds", "plan", "play", "replay_paths", "summary_lines"]
@@ -55,6 +56,7 @@ class PlaySetup:
     log_dir: Path | None = None  # keep each bot's stderr here
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
+    key: Path | None = None  # the key that signs the replays (None: the user's key, made on first use)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,14 @@ def plan(setup: PlaySetup) -> Plan:
     seeds = game_seeds(setup.seed, setup.games, human=any(humans))
     if setup.bot_cwd is not None and not setup.bot_cwd.is_dir():
         raise PlayError(f"{setup.bot_cwd}: no such folder for the bots")
+    key = None
+    if any(p is not None for p in paths):
+        try:
+            key = load_key(setup.key, create=setup.key is None)
+        except SigningError as exc:
+            raise PlayError(str(exc)) from None
+        if key is None:
+            raise PlayError(f"--key {setup.key}: no such key file")
     configs = tuple(
         MatchConfig(
             rules=rules,
@@ -181,6 +191,7 @@ def plan(setup: PlaySetup) -> Plan:
             first_dealer=None if setup.first_dealer is None else setup.first_dealer - 1,
             time=setup.time,
             replay_path=paths[k],
+            replay_key=key,
         )
         for k in range(setup.games)
     )

@@ -8,9 +8,6 @@ the test also checks the side effects it can see from outside (the opponent's fo
 processes carrying the bot's tag). Each sandboxed case adds to the battery tally; an attack that gets through
 counts as a way out, and the run's summary line must say "ways out found: 0".
 
-A way out that the sandbox does not close yet is a strict expected failure (``Attack.known``): it still counts in
-the tally, and the test fails as soon as the sandbox closes it, so that the mark is removed.
-
 The same bots run once without the sandbox, where the attacks that need no more than the same user id must
 work: this shows that each bot really attacks (a test that cannot fail proves nothing).
 """
@@ -205,13 +202,6 @@ class Attack:
     run: Callable[[Path], Run]
     way_out: Callable[[Run], bool]  # the attack got through
     expected: Callable[[Run], bool]  # everything else that must hold
-    known: str | None = None  # a way out the sandbox does not close yet: why (the case is a strict xfail)
-
-
-PROGRAM_FOLDER = (
-    "known way out: the sandbox binds a program bot's whole folder (or ~/<first folder> under the home "
-    "directory), which may hold the referee's replay and logs or another contestant's bot"
-)
 
 
 def sandboxed(mode: str, **kw: object) -> Callable[[Path], Run]:
@@ -268,9 +258,9 @@ ATTACKS = [
     Attack("parent_fds-j2", lambda tmp: tournament(tmp, "parent_fds", sandbox="bwrap", jobs=2), Run.won,
            lambda r: len(r.verdicts) == 8),  # games a and b of a pair side by side, four matches, two looks each
     Attack("replay_search", sandboxed("replay_search"), Run.won, lambda r: len(r.verdicts) == 1),
-    Attack("replay_search-beside", beside, Run.won, lambda r: len(r.verdicts) == 1, PROGRAM_FOLDER),
-    Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1, PROGRAM_FOLDER),
-    Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r), PROGRAM_FOLDER),
+    Attack("replay_search-beside", beside, Run.won, lambda r: len(r.verdicts) == 1),
+    Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1),
+    Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r)),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
     Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
            lambda r: ends_normally(r) and bool(r.verdicts)),
@@ -294,7 +284,7 @@ ATTACKS = [
 
 @needs_bwrap
 @pytest.mark.parametrize("attack", [
-    pytest.param(a, id=a.mode, marks=[pytest.mark.xfail(strict=True, reason=a.known)] if a.known else [])
+    pytest.param(a, id=a.mode)
     for a in ATTACKS
 ])  # fmt: skip
 def test_an_attack_under_the_sandbox_finds_no_way_out(attack: Attack, tmp_path: Path, battery: BatteryTally) -> None:

@@ -40,7 +40,7 @@ FIRST = str(Path(__file__).parent / "bots" / "first_bot.py")
 PY, JS, C, GREEDY = (
     "bots/random_bot.py --seed 1",
     "bots/random_bot.js",
-    "bots/random_bot_c.sh",
+    "bots/random_bot_c.sh bots/c/random_bot.c",  # the sandbox reads only the files named on the command line
     "bots/greedy_bot.py",
 )
 

@@ -261,7 +261,19 @@ def test_a_node_bot() -> None:
 def test_a_compiled_bot() -> None:
     if shutil.which(os.environ.get("CC", "gcc")) is None:
         pytest.skip("no C compiler")
-    forfeit, names = play_one(str(ROOT / "bots" / "random_bot_c.sh"))
+    forfeit, names = play_one(f"{ROOT / 'bots' / 'random_bot_c.sh'} {ROOT / 'bots' / 'c' / 'random_bot.c'}")
+    assert forfeit is None and names[0] == "random-c"
+
+
+@needs_bwrap
+def test_a_compiled_binary(tmp_path: Path) -> None:
+    cc = os.environ.get("CC", "gcc")
+    if shutil.which(cc) is None:
+        pytest.skip("no C compiler")
+    binary = tmp_path / "bin" / "random_bot"
+    binary.parent.mkdir()
+    subprocess.run([cc, "-O2", "-std=c99", "-o", str(binary), str(ROOT / "bots" / "c" / "random_bot.c")], check=True)
+    forfeit, names = play_one(str(binary))
     assert forfeit is None and names[0] == "random-c"
 
 

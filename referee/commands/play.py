@@ -80,6 +80,10 @@ def play_cmd(
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep each bot's stderr here.")] = None,
     sandbox_mode: Annotated[str, typer.Option("--sandbox", help=SANDBOX_HELP)] = "auto",
     bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", help="Sign the replays with this key file (default: your key, made on first use)."),
+    ] = None,
 ) -> None:
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
@@ -88,7 +92,7 @@ def play_cmd(
         seats=(bot1, bot2), rules=rules, rounds=rounds, seed=seed, deals=deals, first_dealer=first_dealer,
         replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
-        **sandbox_options(sandbox_mode, bot_env),
+        key=key, **sandbox_options(sandbox_mode, bot_env),
     )  # fmt: skip
     tally = [0, 0, 0]
 

@@ -201,12 +201,26 @@ def program_roots(program: str) -> set[str]:
         if cfg.is_file():
             out.add(str(parent.parent))
             todo += [str(Path(h) / "python3") for h in _venv_home(cfg)]
-        elif home not in ("", "/") and path.startswith(home.rstrip("/") + "/"):
-            first = path[len(home.rstrip("/")) + 1 :].split("/", 1)[0]
-            out.add(os.path.join(home, first))
+        elif (root := _manager_root(path, home)) is not None:
+            out.add(root)
         else:
-            out.add(str(parent))
+            out.add(path)  # the program alone: its folder may hold the referee's output or another bot
     return out
+
+
+VERSION_MANAGERS = (".pyenv", ".nvm", ".asdf", ".rbenv", ".volta", ".cargo", ".rustup", ".sdkman", ".deno", ".bun",
+                    ".local/share/mise", ".local/share/fnm")
+
+
+def _manager_root(path: str, home: str) -> str | None:
+    """The version manager's folder under the home directory that holds ``path``, if any."""
+    if home in ("", "/"):
+        return None
+    for name in VERSION_MANAGERS:
+        root = os.path.join(home, name)
+        if path.startswith(root + "/"):
+            return root
+    return None
 
 
 def _venv_home(cfg: Path) -> list[str]:

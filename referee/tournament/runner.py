@@ -50,8 +50,10 @@ class WorkerError(RefereeError):
     """A worker process failed outside any bot's fault (a bug or a lost worker); the run can be resumed."""
 
 
-def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None) -> MatchConfig:
-    """The match runner's configuration of one scheduled match."""
+def match_config(
+    config: TournamentConfig, spec: MatchSpec, replay: Path | None, key: bytes | None = None
+) -> MatchConfig:
+    """The match runner's configuration of one scheduled match (its replay signed with ``key``)."""
     return MatchConfig(
         rules=config.rules,
         seed=spec.seed,
@@ -59,6 +61,7 @@ def match_config(config: TournamentConfig, spec: MatchSpec, replay: Path | None)
         first_dealer=spec.first_dealer,
         time=config.time,
         replay_path=replay,
+        replay_key=key,
     )
 
 
@@ -85,6 +88,7 @@ async def play_unit(
     emit: Emit,
     should_stop: Callable[[], bool],
     seats: dict[str, BotSeat],
+    replay_key: bytes | None = None,
 ) -> int:
     """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played.
 
@@ -105,7 +109,7 @@ async def play_unit(
         pair = (seats[keys[0]], seats[keys[1]])
         replay = root / "replays" / f"{spec.match_id}.jsonl"
         try:
-            result = await play_match(pair, match_config(config, spec, replay))
+            result = await play_match(pair, match_config(config, spec, replay, replay_key))
         except OSError as exc:
             raise output_error(exc, replay) from None
         emit(spec, result)
@@ -123,8 +127,9 @@ def run_serial(
     matches: Sequence[MatchSpec],
     emit: Emit,
     should_stop: Callable[[], bool],
+    key: bytes | None = None,
 ) -> None:
-    """Play ``matches`` in this process, one unit after another (``-j 1``)."""
+    """Play ``matches`` in this process, one unit after another (``-j 1``); replays signed with ``key``."""
 
     async def _all() -> None:
         seats: dict[str, BotSeat] = {}
@@ -132,7 +137,7 @@ def run_serial(
             for unit in work_units(list(matches), 1):
                 if should_stop():
                     return
-                await play_unit(config, root, unit, emit, should_stop, seats)
+                await play_unit(config, root, unit, emit, should_stop, seats, key)
         finally:
             await close_seats(seats)
 
@@ -150,7 +155,9 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
-def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int) -> None:
+def _worker(
+    config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int, key: bytes | None
+) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the workers
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -169,7 +176,7 @@ def _worker(config_json: dict[str, Any], root: str, tasks: Any, results: Any, st
             if unit is None:
                 break
             if not stop.is_set():
-                played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats))
+                played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats, key))
     except OutputError as exc:
         results.put(("fault", str(exc)))
     except BaseException:
@@ -190,8 +197,11 @@ class ParallelRun:
     calls ``emit`` in this process, in completion order.
     """
 
-    def __init__(self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int) -> None:
+    def __init__(
+        self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int, key: bytes | None = None
+    ) -> None:
         self.config = config
+        self.key = key
         self.root = root
         self.by_id = {m.match_id: m for m in matches}
         self.units = work_units(list(matches), jobs)
@@ -207,7 +217,7 @@ class ParallelRun:
             self.tasks.put(unit)
         for _ in range(self.jobs):
             self.tasks.put(None)
-        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid())
+        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid(), self.key)
         for i in range(self.jobs):
             p = self.ctx.Process(target=_worker, args=args, name=f"koikoi-worker-{i + 1}", daemon=False)
             p.start()

@@ -127,11 +127,11 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
     bar = ProgressDisplay(len(store.schedule), len(store.records), stream=stream, live=live)
     try:
         if pending and jobs > 1:
-            with ParallelRun(store.config, store.root, pending, jobs) as runner, bar:
+            with ParallelRun(store.config, store.root, pending, jobs, store.key) as runner, bar:
                 runner.run(emit, should_stop)
         elif pending:
             with bar:
-                run_serial(store.config, store.root, pending, emit, should_stop)
+                run_serial(store.config, store.root, pending, emit, should_stop, store.key)
         return summarize(store, decided=tracker.decided)
     except OSError as exc:
         raise output_error(exc) from None
