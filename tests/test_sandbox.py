@@ -401,3 +401,7 @@ def test_a_tournament_takes_the_sandbox_from_its_file_or_the_option(tmp_path: Pa
     assert "koikoi-referee: warning: bots run without a sandbox: bwrap does not work here" in out.stderr
     header = json.loads(next((tmp_path / "b" / "replays").iterdir()).read_text().splitlines()[0])
     assert [b["sandbox"] for b in header["bots"]] == ["none", "none"]
+    # the folder, the standings and the table say that the bots ran unsandboxed
+    assert json.loads((tmp_path / "b" / "tournament.json").read_text())["config"]["sandbox"] == "none"
+    assert json.loads((tmp_path / "b" / "standings.json").read_text())["sandbox"] == "none"
+    assert "the bots ran without a sandbox" in out.stdout

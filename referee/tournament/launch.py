@@ -12,6 +12,7 @@ environment as soon as it is read, so no bot process inherits it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import signal
@@ -184,12 +185,13 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
     )
 
 
-def check_sandbox(mode: str, warn: Callable[[str], None]) -> None:
-    """Whether the bots' sandbox can work: :class:`~referee.seats.sandbox.SandboxError` (exit 2) for ``bwrap``
-    where it cannot, a warning when ``auto`` runs the bots unsandboxed."""
+def check_sandbox(mode: str, warn: Callable[[str], None]) -> str:
+    """The sandbox the bots will run in (``bwrap`` or ``none``): :class:`~referee.seats.sandbox.SandboxError`
+    (exit 2) for ``bwrap`` where it cannot work, a warning when ``auto`` runs the bots unsandboxed."""
     choice = choose(mode)
     if choice.warning is not None:
         warn(choice.warning)
+    return choice.mode
 
 
 def run(
@@ -234,7 +236,8 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
                 "name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config"
             )
         config = build_config(req, secret_seed(req.seed_file, environ))
-        check_sandbox(config.sandbox, warn)
+        # the folder records the sandbox the bots really run in, and a resumed run needs the same
+        config = dataclasses.replace(config, sandbox=check_sandbox(config.sandbox, warn))
         if config.seed_drawn and req.shard:
             raise TournamentError(
                 f"--shard needs the seed every shard shares: --seed-file FILE or ${SEED_ENV} (or --seed)"

@@ -70,7 +70,8 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None) -
     schedule = build_schedule(base.config)
     missing = [m.match_id for m in schedule if m.match_id not in records]
     st = compute(base.config, list(records.values()), base.options.sprt)
-    result = MergeResult(st, table(st), missing, sorted(seen), warnings, judge(base.config, base.options, st))
+    gates = judge(base.config, base.options, st)
+    result = MergeResult(st, table(st, base.config.sandbox), missing, sorted(seen), warnings, gates)
     if out is not None:
         _write(out, base, schedule, records, origin, st, not missing, key)
     return result

@@ -31,6 +31,7 @@ def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int
         "format": FORMAT,
         "fingerprint": config.fingerprint(),
         "seed": str(config.seed),
+        "sandbox": config.sandbox,
         "shard": list(shard),
         "scheduled": scheduled,
         "complete": complete,
@@ -59,8 +60,12 @@ def _elo_text(row: BotRow) -> str:
     return f"{elo:+.0f} ± {err:.0f}" if math.isfinite(err) else f"{elo:+.0f} ± inf"
 
 
-def table(st: Standings) -> str:
-    """The standings as a plain-text table (one bot a line, best first)."""
+UNSANDBOXED = "the bots ran without a sandbox (--sandbox none): they could read and signal anything the referee can"
+
+
+def table(st: Standings, sandbox: str = "bwrap") -> str:
+    """The standings as a plain-text table (one bot a line, best first), with a last line when the bots ran
+    without a sandbox."""
     head = ["#", "bot", "games", "W", "D", "L", "points", "score (95%)", "Elo", *COLUMN_TITLES.values()]
     rows = []
     for i, b in enumerate(st.bots, 1):
@@ -86,6 +91,8 @@ def table(st: Standings) -> str:
     if st.sprt:
         s = st.sprt
         out += f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
+    if sandbox == "none":
+        out += f"\n{UNSANDBOXED}"
     return out
 
 
