@@ -35,33 +35,19 @@ from referee.engine import (
     STOP,
     Action,
     ActionKind,
-    Draw,
-    DrawCapture,
-    Event,
     HandYaku,
-    HandYakuMade,
     IllegalActionError,
-    KoikoiDecision,
-    MatchEnd,
-    Misdeal,
-    Play,
-    PublicEvent,
-    RoundEnd,
-    RoundStart,
     Rules,
     Score,
-    SeatEvent,
-    SeatMisdeal,
-    SeatRoundStart,
     State,
     UnknownCardError,
     View,
     Yaku,
-    YakuMade,
     card,
     ids_of,
     visible_event,
 )
+from referee.engine import events as ev
 from referee.errors import RefereeError
 from referee.records import Failure, TimeControl
 
@@ -541,52 +527,52 @@ def view_json(view: View) -> dict[str, Any]:
     }
 
 
-def event_json(event: SeatEvent) -> dict[str, Any]:
+def event_json(event: ev.SeatEvent) -> dict[str, Any]:
     """The fields of an ``event`` message (all but ``type``) for what a seat sees of an event
     (:func:`referee.engine.visible_event`, or any public event)."""
-    if isinstance(event, Play):
+    if isinstance(event, ev.Play):
         return {"event": "play", "seat": event.seat + 1, "card": CARD_IDS[event.card],
                 "captured": ids_of(event.captured)}  # fmt: skip
-    if isinstance(event, Draw):
+    if isinstance(event, ev.Draw):
         return {"event": "draw", "seat": event.seat + 1, "card": CARD_IDS[event.card],
                 "captured": ids_of(event.captured), "choice": event.choice}  # fmt: skip
-    if isinstance(event, DrawCapture):
+    if isinstance(event, ev.DrawCapture):
         return {"event": "draw_capture", "seat": event.seat + 1, "card": CARD_IDS[event.card],
                 "captured": ids_of(event.captured)}  # fmt: skip
-    if isinstance(event, YakuMade):
+    if isinstance(event, ev.YakuMade):
         return {"event": "yaku", "seat": event.seat + 1, "points": event.points, "yaku": list(event.yaku),
                 "last_turn": event.last_turn}  # fmt: skip
-    if isinstance(event, KoikoiDecision):
+    if isinstance(event, ev.KoikoiDecision):
         return {"event": "koikoi", "seat": event.seat + 1, "koikoi": event.koikoi, "calls": event.calls}
-    if isinstance(event, HandYakuMade):
+    if isinstance(event, ev.HandYakuMade):
         return {"event": "hand_yaku", "seat": event.seat + 1, "name": event.name, "points": event.points}
-    if isinstance(event, RoundEnd):
+    if isinstance(event, ev.RoundEnd):
         return {
             "event": "round_end", "round": event.round, "winner": _opt_seat(event.winner),
             "points": event.points, "reason": event.reason,
             "yaku": [{"name": n, "points": p} for n, p in event.yaku],
             "koikoi_calls": list(event.koikoi_calls), "scores": list(event.scores),
         }  # fmt: skip
-    if isinstance(event, MatchEnd):
+    if isinstance(event, ev.MatchEnd):
         return {"event": "match_end", "winner": _opt_seat(event.winner), "scores": list(event.scores),
                 "rounds": event.rounds, "reason": event.reason}  # fmt: skip
-    if isinstance(event, SeatRoundStart):
+    if isinstance(event, ev.SeatRoundStart):
         return {
             "event": "round_start", "round": event.round, "dealer": event.dealer + 1, "leader": event.leader + 1,
             "hand": ids_of(event.hand), "field": ids_of(event.field),
             "opponent_hand_size": event.opponent_hand_size, "stock_size": event.stock_size,
         }  # fmt: skip
-    if isinstance(event, SeatMisdeal):
+    if isinstance(event, ev.SeatMisdeal):
         return {"event": "misdeal", "round": event.round, "reason": event.reason, "field": ids_of(event.field)}
     raise TypeError(f"not an event a seat may see: {event!r}")
 
 
-def full_event_json(event: Event) -> dict[str, Any]:
+def full_event_json(event: ev.Event) -> dict[str, Any]:
     """An event with full information (both hands, the stock order): the replay's form, never sent to a seat."""
-    if isinstance(event, RoundStart | Misdeal):
-        d: dict[str, Any] = {"event": "round_start" if isinstance(event, RoundStart) else "misdeal",
+    if isinstance(event, ev.RoundStart | ev.Misdeal):
+        d: dict[str, Any] = {"event": "round_start" if isinstance(event, ev.RoundStart) else "misdeal",
                              "round": event.round}  # fmt: skip
-        if isinstance(event, RoundStart):
+        if isinstance(event, ev.RoundStart):
             d.update(dealer=event.dealer + 1, leader=event.leader + 1)
         else:
             d["reason"] = event.reason
@@ -631,7 +617,7 @@ def new_match_message(
     return _handshake("new_match", seat, rules, match_id, time, index)
 
 
-def event_message(event: Event, seat: int) -> dict[str, Any]:
+def event_message(event: ev.Event, seat: int) -> dict[str, Any]:
     """The ``event`` message of ``event`` for engine seat ``seat``, filtered by :func:`visible_event`."""
     msg: dict[str, Any] = {"type": "event"}
     msg.update(event_json(visible_event(event, seat)))
@@ -655,14 +641,14 @@ def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> 
     }
 
 
-def public_event_message(event: PublicEvent) -> dict[str, Any]:
+def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
     """The ``event`` message of an event that holds no hidden card: the same for both seats (built once)."""
     msg: dict[str, Any] = {"type": "event"}
     msg.update(event_json(event))
     return msg
 
 
-def full_event_message(event: Event) -> dict[str, Any]:
+def full_event_message(event: ev.Event) -> dict[str, Any]:
     """An event line with full information (both hands, the stock order): the replay's form, never for a seat."""
     msg: dict[str, Any] = {"type": "event"}
     msg.update(full_event_json(event))

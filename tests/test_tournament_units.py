@@ -267,7 +267,8 @@ def test_standings_count_points_failures_and_pairs(tmp_path: Path) -> None:
     st = compute(cfg, recs, Sprt(0, 10))
     rows = {b.name: b for b in st.bots}
     assert (rows["bot1"].wins, rows["bot1"].draws, rows["bot1"].losses, rows["bot1"].points) == (2, 1, 1, 2.5)
-    assert (rows["bot0"].crashes, rows["bot0"].timeouts, rows["bot0"].invalid, rows["bot0"].illegal) == (1, 0, 0, 0)
+    failures = rows["bot0"].failures
+    assert [failures[c] for c in (Column.CRASHES, Column.TIMEOUTS, Column.INVALID, Column.ILLEGAL)] == [1, 0, 0, 0]
     assert st.bots[0].name == "bot1"
     assert st.pairings[0].pentanomial == [0, 1, 1, 0, 0]  # bot0's pair points 0.5 and 1
     assert [p.first_points for p in st.pairs] == [1.0, 0.5]

@@ -15,21 +15,10 @@ from enum import IntEnum
 from typing import Any, Final, NamedTuple, cast
 
 from referee.engine import cards as C
+from referee.engine import events as ev
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
 from referee.engine.errors import DealError, IllegalActionError, UnknownCardError
-from referee.engine.events import (
-    Draw,
-    DrawCapture,
-    Event,
-    HandYakuMade,
-    KoikoiDecision,
-    MatchEnd,
-    Misdeal,
-    Play,
-    RoundEnd,
-    RoundStart,
-    YakuMade,
-)
+from referee.engine.events import Draw, DrawCapture, Event, KoikoiDecision, Play, YakuMade
 from referee.engine.rules import (
     CaptureThree,
     FirstDealer,
@@ -584,7 +573,7 @@ def _end_round(
         s.scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
     s.history = (*s.history, RoundResult(s.round, s.dealer, winner, points, reason))
     if events is not None:
-        events.append(RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
+        events.append(ev.RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
     broke = rules.end_when_broke and min(s.scores) <= 0
     if broke or s.round >= rules.rounds:
         a, b = s.scores
@@ -595,7 +584,7 @@ def _end_round(
         s.phase = _PH_MATCH_OVER
         s.pending = -1
         if events is not None:
-            events.append(MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
+            events.append(ev.MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
         return
     if winner is not None and reason != "exhausted":
         nd = rules.next_dealer
@@ -659,18 +648,18 @@ def _begin_round(s: State, events: list[Event] | None) -> None:
                 reason = "hand_yaku_both"
         if reason is not None:
             if events is not None:
-                events.append(Misdeal(s.round, reason, hands, field, stock))
+                events.append(ev.Misdeal(s.round, reason, hands, field, stock))
             continue
         s.leader = s.dealer if rules.leader is Leader.DEALER else 1 - s.dealer
         s.hands, s.field, s.stock, s.stock_pos = hands, field, stock, 0
         s.captured, s.koikoi, s.last_points, s.last_names = (0, 0), (0, 0), (0, 0), (0, 0)
         s.pending, s.turn, s.to_move, s.phase = -1, 1, s.leader, _PH_PLAY
         if events is not None:
-            events.append(RoundStart(s.round, s.dealer, s.leader, hands, field, stock))
+            events.append(ev.RoundStart(s.round, s.dealer, s.leader, hands, field, stock))
         if found:
             seat, name, pts = found[0]
             if events is not None:
-                events.append(HandYakuMade(seat, name.value, pts))
+                events.append(ev.HandYakuMade(seat, name.value, pts))
             _end_round(s, seat, pts, name.value, ((name.value, pts),), events)
         return
 

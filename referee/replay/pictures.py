@@ -15,25 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.engine import (
-    CARD_IDS,
-    Draw,
-    DrawCapture,
-    Event,
-    HandYakuMade,
-    KoikoiDecision,
-    MatchEnd,
-    Misdeal,
-    Play,
-    RoundEnd,
-    RoundStart,
-    State,
-    View,
-    YakuMade,
-    ids_of,
-    observe,
-)
+from referee.engine import CARD_IDS, State, View, ids_of, observe
 from referee.engine import cards as C
+from referee.engine import events as ev
 from referee.engine.cards import Kind
 from referee.errors import RefereeError
 from referee.replay.reader import Decision, EventLine, Header, LineError, ReplayError, Result
@@ -111,37 +95,37 @@ class _Teller:
     def who(self, s: int) -> str:
         return f"{self.names[s]} (seat {s + 1})"
 
-    def tell(self, e: Event) -> str:
+    def tell(self, e: ev.Event) -> str:
         me = self.names[getattr(e, "seat", 0)]
-        if isinstance(e, RoundStart):
+        if isinstance(e, ev.RoundStart):
             return f"Round {e.round} dealt: {self.who(e.dealer)} deals, {self.who(e.leader)} plays first."
-        if isinstance(e, Misdeal):
+        if isinstance(e, ev.Misdeal):
             return f"Round {e.round}: misdeal ({e.reason}); the cards are dealt again."
-        if isinstance(e, Play | Draw | DrawCapture):
+        if isinstance(e, ev.Play | ev.Draw | ev.DrawCapture):
             took = [c for c in C.cards_of(e.captured) if c != e.card]
             self.moved += [e.card, *took]
-            if isinstance(e, DrawCapture):
+            if isinstance(e, ev.DrawCapture):
                 return f"{me} takes {_list(took)} with the drawn {card_name(e.card)}."
-            verb = "plays" if isinstance(e, Play) else "draws"
-            if isinstance(e, Draw) and e.choice:
+            verb = "plays" if isinstance(e, ev.Play) else "draws"
+            if isinstance(e, ev.Draw) and e.choice:
                 return f"{me} draws {card_name(e.card)}: it matches two field cards, a choice is due."
             if took:
                 return f"{me} {verb} {card_name(e.card)} and captures {_list(took)}."
-            if isinstance(e, Play):
+            if isinstance(e, ev.Play):
                 return f"{me} plays {card_name(e.card)} to the field (no match)."
             return f"{me} draws {card_name(e.card)}; it stays on the field."
-        if isinstance(e, YakuMade):
+        if isinstance(e, ev.YakuMade):
             last = " on the last turn" if e.last_turn else ""
             return f"{me} makes {', '.join(yaku_title(y) for y in e.yaku)}{last}: {_points(e.points)}."
-        if isinstance(e, KoikoiDecision):
+        if isinstance(e, ev.KoikoiDecision):
             return f"{me} calls koi-koi (call {e.calls}) and plays on." if e.koikoi else f"{me} stops."
-        if isinstance(e, HandYakuMade):
+        if isinstance(e, ev.HandYakuMade):
             return f"{me} shows a hand yaku: {yaku_title(e.name)}, {_points(e.points)}."
-        if isinstance(e, RoundEnd):
+        if isinstance(e, ev.RoundEnd):
             if e.winner is None:
                 return f"Round {e.round} ends: nobody scores ({e.reason})."
             return f"Round {e.round} ends: {self.who(e.winner)} scores {_points(e.points)} ({e.reason})."
-        assert isinstance(e, MatchEnd)
+        assert isinstance(e, ev.MatchEnd)
         a, b = e.scores
         if e.winner is None:
             return f"Match over: a draw, {a}–{b} ({e.reason})."
@@ -192,7 +176,7 @@ def build_steps(replay: Path | str, seat: int | None = None, key: bytes | None =
     header: Header | None = None
     result: Result | None = None
     steps: list[dict[str, Any]] = []
-    events: list[Event] = []
+    events: list[ev.Event] = []
     actor: int | None = None
     before: State | None = None
 

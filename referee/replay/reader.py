@@ -179,12 +179,7 @@ def _header(h: dict[str, Any]) -> Header:
     fd = h["first_dealer"]
     if fd is not None and (type(fd) is not int or fd not in (1, 2)):
         raise _Bad(f"header: first_dealer must be 1, 2 or null, got {_short(fd)}")
-    bots = h["bots"]
-    if not isinstance(bots, list) or len(bots) != 2 or not all(isinstance(b, dict) for b in bots):
-        raise _Bad("header: bots is not a list of two objects")
-    commands = ["", ""]
-    for b in bots:
-        commands[_seat(b.get("seat"), "header: bots")] = _str(b, "command", "header: bots")
+    commands = _per_seat(h["bots"], "command", "header")
     if not isinstance(h["time"], dict):
         raise _Bad("header: time is not an object")
     try:
@@ -197,6 +192,19 @@ def _header(h: dict[str, Any]) -> Header:
         deals=deals, first_dealer=None if fd is None else fd - 1, commands=(commands[0], commands[1]), time=time,
         extra={k: v for k, v in h.items() if k not in _HEADER_KEYS},
     )  # fmt: skip
+
+
+def _per_seat(bots: Any, key: str, where: str, *, only: bool = False) -> list[str]:
+    """The string ``key`` of each seat's entry in a ``bots`` list of two objects (with ``only``: and no other
+    field)."""
+    if not isinstance(bots, list) or len(bots) != 2 or not all(isinstance(b, dict) for b in bots):
+        raise _Bad(f"{where}: bots is not a list of two objects")
+    out = ["", ""]
+    for b in bots:
+        if only:
+            _only(b, {"seat", key}, f"{where}: bots")
+        out[_seat(b.get("seat"), f"{where}: bots")] = _str(b, key, f"{where}: bots")
+    return out
 
 
 def _hello(h: dict[str, Any]) -> Hello:
@@ -253,13 +261,7 @@ def _result(r: dict[str, Any]) -> Result:
             raise _Bad(f"result: bad forfeit: {exc}") from None
     if (forfeit is None) != (reason is not Termination.FORFEIT):
         raise _Bad(f"result: reason {reason.value} with forfeit {_short(raw)}")
-    bots = r["bots"]
-    if not isinstance(bots, list) or len(bots) != 2 or not all(isinstance(b, dict) for b in bots):
-        raise _Bad("result: bots is not a list of two objects")
-    names = ["", ""]
-    for b in bots:
-        _only(b, {"seat", "name"}, "result: bots")
-        names[_seat(b["seat"], "result: bots")] = _str(b, "name", "result: bots")
+    names = _per_seat(r["bots"], "name", "result", only=True)
     return Result(
         winner=None if winner is None else _seat(winner, "result: winner"), scores=(scores[0], scores[1]),
         rounds=_int(r, "rounds", "result"), reason=reason, forfeit=forfeit, names=(names[0], names[1]),

@@ -18,16 +18,7 @@ from typing import Any
 from referee.engine import Event, MatchEnd, State, apply, legal_actions, new_match
 from referee.engine.views import DECISIONS
 from referee.protocol import action_json, full_event_json
-from referee.replay.reader import (
-    Decision,
-    EventLine,
-    Header,
-    Hello,
-    Line,
-    LineError,
-    ReplayReader,
-    Result,
-)
+from referee.replay.reader import Decision, EventLine, Header, Hello, Line, LineError, ReplayReader, Result
 from referee.text import scores_text
 
 

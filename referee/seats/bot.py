@@ -6,19 +6,17 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from referee.protocol import bye_message, encode
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.process import (
-    MAX_LINE,
-    STDERR_CAP,
     BotClosedError,
     BotCommandError,
     BotProcess,
-    Limits,
     LineTooLongError,
+    ProcessOptions,
     command_argv,
 )
 
@@ -36,26 +34,12 @@ def default_name(command: str) -> str:
 class BotSeat(Seat):
     """A bot program: a :class:`~referee.seats.process.BotProcess` speaking ``koikoi/1``."""
 
-    def __init__(
-        self,
-        command: str,
-        *,
-        label: str = "bot",
-        stderr_path: Path | None = None,
-        max_line: int = MAX_LINE,
-        stderr_cap: int = STDERR_CAP,
-        limits: Limits | None = None,
-    ) -> None:
+    def __init__(self, command: str, **options: Unpack[ProcessOptions]) -> None:
+        """``options`` are those of :class:`~referee.seats.process.BotProcess` (label, stderr log, caps,
+        limits)."""
         super().__init__(default_name(command), command=command)
         self.matches = 0
-        self.process = BotProcess(
-            command,
-            label=label,
-            stderr_path=stderr_path,
-            max_line=max_line,
-            stderr_cap=stderr_cap,
-            limits=limits,
-        )
+        self.process = BotProcess(command, **options)
         self._next_id = 1
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
 

@@ -33,7 +33,7 @@ import subprocess
 import time
 import weakref
 from pathlib import Path
-from typing import IO
+from typing import IO, TypedDict
 
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
@@ -185,6 +185,16 @@ def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
 
 
 _serial = 0
+
+
+class ProcessOptions(TypedDict, total=False):
+    """The keyword options of :class:`BotProcess` (and of the seat that owns one)."""
+
+    label: str
+    stderr_path: Path | None
+    max_line: int
+    stderr_cap: int
+    limits: Limits | None
 
 
 class BotProcess:

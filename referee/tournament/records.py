@@ -182,26 +182,6 @@ class BotRow:
         """Score rate and Elo difference against its opponents, from its pair scores."""
         return estimate(self.pair_scores)
 
-    @property
-    def crashes(self) -> int:
-        """Forfeits by a crash."""
-        return self.failures[Column.CRASHES]
-
-    @property
-    def timeouts(self) -> int:
-        """Forfeits by a timeout."""
-        return self.failures[Column.TIMEOUTS]
-
-    @property
-    def invalid(self) -> int:
-        """Forfeits by a malformed answer."""
-        return self.failures[Column.INVALID]
-
-    @property
-    def illegal(self) -> int:
-        """Forfeits by a well-formed illegal action."""
-        return self.failures[Column.ILLEGAL]
-
     def to_json(self) -> dict[str, Any]:
         """The standings entry (also the ``standings.csv`` row)."""
         est = self.estimate
