@@ -98,8 +98,8 @@ def run(
             hello: Message = {"type": "hello", "name": name, "protocol": PROTOCOL}
             if version is not None:
                 hello["version"] = version
-            notify(msg)
             _send(hello, out)
+            notify(msg)
         elif kind == "request":
             _send(answer(msg, choose, err), out)
         elif kind in ("event", "new_match"):

@@ -13,7 +13,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.engine import PRESETS, Deal, HandYakuMade, rules_from_dict, Phase, Rules, State, apply, legal_actions, new_match, observe, visible_event
+from referee.engine import (
+    PRESETS,
+    Deal,
+    HandYakuMade,
+    Phase,
+    Rules,
+    State,
+    apply,
+    legal_actions,
+    new_match,
+    observe,
+    rules_from_dict,
+    visible_event,
+)
 from referee.engine.determinize import DeterminizeError, Record, determinize
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")

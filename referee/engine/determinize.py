@@ -20,9 +20,10 @@ Standard library only, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, card, mask_of, mask_of_ids
@@ -46,9 +47,9 @@ class RoundRecord:
     leader: int
     hand: Mask  # the seat's own opening hand
     field: Mask  # the opening field
-    actions: list[Action] = field(default_factory=list)
+    actions: list[Action] = dataclasses.field(default_factory=list)
     opponent_played: Mask = 0  # hand cards the opponent played
-    drawn: list[Card] = field(default_factory=list)  # cards turned over from the stock, in order
+    drawn: list[Card] = dataclasses.field(default_factory=list)  # cards turned over from the stock, in order
     forbidden: Mask = 0  # months the opponent's unplayed cards cannot be in (must_match_from_hand discards)
     hand_yaku: tuple[int, str] | None = None  # (seat, name) when an opening hand scored at once
     over: bool = False
