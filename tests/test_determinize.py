@@ -8,12 +8,11 @@ view for that seat is the real view, and whose hidden cards are a consistent com
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from typing import Any
 
 from referee.engine import (
     CARD_IDS,
