@@ -58,6 +58,8 @@ MOVE_SHARE = 0.5
 """Share of each decision's ``move_ms`` spent thinking."""
 BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
+BELIEF = 0.0
+"""Default share of the samples that assume the opponent never discarded while it could capture (``--belief``)."""
 SIGMA = {"guide": 6.5, "cardavia": 4.5, "koikoi-japan": 8.0}
 """Spread (standard deviation) of the change of the score difference in one round, per preset (from self-play)."""
 
@@ -189,8 +191,8 @@ def wire(action: Action) -> dict[str, Any]:
 class Searcher:
     """The bot's memory of the current match and its search."""
 
-    def __init__(self, ms: int | None, playouts: int | None, seed: int) -> None:
-        self.ms, self.playouts, self.seed = ms, playouts, seed
+    def __init__(self, ms: int | None, playouts: int | None, seed: int, belief: float = BELIEF) -> None:
+        self.ms, self.playouts, self.seed, self.belief = ms, playouts, seed, belief
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
@@ -224,7 +226,7 @@ class Searcher:
         sigma = SIGMA.get(self.rules.name, 7.0)
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
-        state = determinize(record, rng)
+        state = determinize(record, rng, captures=rng.random() < self.belief)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
@@ -242,7 +244,7 @@ class Searcher:
                 break
             if now + cost > deadline:
                 break
-            state = determinize(record, rng)
+            state = determinize(record, rng, captures=rng.random() < self.belief)
         best = max(range(len(actions)), key=lambda i: totals[i])
         print(f"search: {samples} samples, {1000 * (time.perf_counter() - started):.0f} ms, "
               f"{actions[best]} {totals[best] / samples:.3f}", file=sys.stderr)  # fmt: skip
@@ -255,9 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ms", type=int, default=None, help="cap on thinking time per decision (milliseconds)")
     parser.add_argument("--playouts", type=int, default=None, help="samples per decision (repeatable with --seed)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
+    parser.add_argument("--belief", type=float, default=BELIEF,
+                        help=f"share of samples assuming the opponent captures when it can (default {BELIEF})")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

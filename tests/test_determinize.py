@@ -85,7 +85,8 @@ def check_match(rules: Rules, seed: int, chooser: int, samples: int = 2, deals: 
     while not state.is_over:
         for seat in (0, 1):
             for k in range(samples):
-                rebuilt = determinize(records[seat], random.Random(f"{chooser}/{checks}/{k}"))
+                rng = random.Random(f"{chooser}/{checks}/{k}")
+                rebuilt = determinize(records[seat], rng, captures=bool((checks + k) % 2))
                 assert observe(rebuilt, seat) == observe(state, seat)
                 assert rebuilt.phase is state.phase and rebuilt.to_move == state.to_move
                 assert rebuilt.pending == state.pending and rebuilt.stock_left == state.stock_left
@@ -140,6 +141,32 @@ def test_the_samples_vary_the_hidden_cards_only() -> None:
     opponents = {determinize(record, random.Random(k)).hands[1 - state.to_move] for k in range(20)}
     assert len(opponents) > 10  # the opponent's hand is really sampled
     assert state.hands[1 - state.to_move] not in opponents or len(opponents) > 1
+
+
+def test_the_capture_model_keeps_the_opponent_from_cards_it_could_have_captured_with() -> None:
+    rules = PRESETS["koikoi-japan"]
+    found = 0
+    for seed in range(40):
+        state = new_match(rules, seed, first_dealer=0)
+        record = Record(rules, 1)
+        for event in state.events:
+            record.add(seat_event(event, 1))
+        field = state.field
+        state = apply(state, legal_actions(state)[0])  # seat 1 plays, then seat 2 (the recorder) must answer
+        for event in state.events:
+            record.add(seat_event(event, 1))
+        if state.events[0].captured or state.to_move != 1:  # type: ignore[union-attr]
+            continue
+        months = sum(15 << (4 * m) for m in {c // 4 for c in range(48) if field >> c & 1})
+        seen = state.hands[1] | field | state.captured[0] | state.field
+        keen = [c for c in range(48) if not (months | seen) >> c & 1]
+        for k in range(5):
+            rebuilt = determinize(record, random.Random(k), captures=True)
+            assert observe(rebuilt, 1) == observe(state, 1)
+            if len(keen) >= 12:  # room enough that the model's hand is found (no misdeal forces the fallback)
+                assert rebuilt.hands[0] & months == 0
+                found += 1
+    assert found > 0
 
 
 def test_nothing_to_rebuild_before_a_deal() -> None:

@@ -51,6 +51,7 @@ class RoundRecord:
     opponent_played: Mask = 0  # hand cards the opponent played
     drawn: list[Card] = dataclasses.field(default_factory=list)  # cards turned over from the stock, in order
     forbidden: Mask = 0  # months the opponent's unplayed cards cannot be in (must_match_from_hand discards)
+    declined: Mask = 0  # months on the field when the opponent discarded (it could have captured with them)
     hand_yaku: tuple[int, str] | None = None  # (seat, name) when an opening hand scored at once
     over: bool = False
     table: Mask = 0  # the field now (tracked to tell which plays named a capture)
@@ -106,8 +107,10 @@ class Record:
             r.actions.append(Action(ActionKind.PLAY, c, target))
             if seat != self.seat:
                 r.opponent_played |= 1 << c
-                if not took and self.rules.must_match_from_hand:
-                    r.forbidden |= _months(r.table)
+                if not took:
+                    r.declined |= _months(r.table)
+                    if self.rules.must_match_from_hand:
+                        r.forbidden |= _months(r.table)
             r.table = r.table & ~took if took else r.table | 1 << c
         elif kind == "draw":
             c = card(event["card"])
@@ -161,7 +164,7 @@ def _hand_ok(hand: Mask, mine: Mask, want: tuple[int, str] | None, seat: int, ru
     return hy is None  # otherwise a hand yaku of its own would have ended (or misdealt) the round
 
 
-def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random) -> Deal:
+def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool) -> Deal:
     """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly."""
     seen = r.hand | r.field | r.opponent_played | mask_of(r.drawn)
     unseen = _bits(_ALL & ~seen)
@@ -169,22 +172,28 @@ def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random) ->
     allowed = [c for c in unseen if not r.forbidden >> c & 1]
     if need < 0 or len(unseen) != need + 24 - len(r.drawn) or len(allowed) < need:
         raise DeterminizeError("no deal agrees with the events of this round")
+    pools = [allowed]
+    if captures and r.declined & ~r.forbidden:
+        keen = [c for c in allowed if not r.declined >> c & 1]
+        if len(keen) >= need:
+            pools.insert(0, keen)  # the model first; when no hand agrees with it, the rules alone
     want = r.hand_yaku
     constructive = want is not None and want[0] != seat and need == 8
-    for _ in range(_TRIES):
-        if constructive:
-            assert want is not None
-            chosen = _hand_with_yaku(want[1], allowed, rng)
-            if chosen is None:
-                break
-        else:
-            chosen = rng.sample(allowed, need)
-        hand = r.opponent_played | mask_of(chosen)
-        if _hand_ok(hand, r.hand, want, seat, rules):
-            rest = [c for c in unseen if not hand >> c & 1]
-            rng.shuffle(rest)
-            hands = (r.hand, hand) if seat == 0 else (hand, r.hand)
-            return Deal(hands, r.field, (*r.drawn, *rest))
+    for pool in pools:
+        for _ in range(_TRIES if pool is allowed else 200):
+            if constructive:
+                assert want is not None
+                chosen = _hand_with_yaku(want[1], pool, rng)
+                if chosen is None:
+                    break
+            else:
+                chosen = rng.sample(pool, need)
+            hand = r.opponent_played | mask_of(chosen)
+            if _hand_ok(hand, r.hand, want, seat, rules):
+                rest = [c for c in unseen if not hand >> c & 1]
+                rng.shuffle(rest)
+                hands = (r.hand, hand) if seat == 0 else (hand, r.hand)
+                return Deal(hands, r.field, (*r.drawn, *rest))
     raise DeterminizeError("no opponent hand agrees with the events of this round")
 
 
@@ -206,8 +215,11 @@ def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[
     return [c for m in rng.sample(pairs, 4) for c in rng.sample(by_month[m], 2)]
 
 
-def determinize(record: Record, rng: random.Random) -> State:
+def determinize(record: Record, rng: random.Random, *, captures: bool = False) -> State:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
+
+    ``captures``: also assume that the opponent never discarded while it held a card that could capture (a model
+    of the opponent, not a rule: it is dropped for a round where no hand would agree with it).
 
     Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
     when no round is being played or the events cannot come from any deal.
@@ -215,7 +227,7 @@ def determinize(record: Record, rng: random.Random) -> State:
     if record.current is None or record.first_dealer is None:
         raise DeterminizeError("no round is being played")
     rules, seat = record.rules, record.seat
-    deals = [_sample_deal(rules, seat, r, rng) for r in record.rounds]
+    deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
     state = new_match(rules, seed=rng.getrandbits(62), deals=deals, first_dealer=record.first_dealer)
     for r in record.rounds:
         for action in r.actions:
