@@ -17,7 +17,9 @@ search: stopping scores the round now, koi-koi plays it out.
 Time. Each request carries ``move_ms`` and ``bank_ms``. The bot thinks for ``MOVE_SHARE`` of ``move_ms`` plus
 ``BANK_SHARE`` of the bank left, never more than ``--ms`` (when given), and stops early when a new sample would
 not fit; a decision with one legal action is answered at once. As the extra time is a fixed share of what is left
-of the bank, the bank never runs out. ``--seed`` fixes the sampling; the choices repeat exactly when
+of the bank, the bank never runs out. With ``--cpu`` the ``--ms`` cap counts the process's CPU time instead of the
+wall clock (so that strength measured on a busy machine is the strength of an idle one); the request's clock
+still bounds the wall time. ``--seed`` fixes the sampling; the choices repeat exactly when
 ``--playouts`` (samples per decision), not the clock, ends the search.
 """
 
@@ -188,11 +190,34 @@ def wire(action: Action) -> dict[str, Any]:
     return {"koikoi": action.kind is ActionKind.KOIKOI}
 
 
+PRUNE_AT = frozenset((8, 16, 32, 64, 128, 256, 512, 1024))
+"""Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
+PRUNE_T = 3.0
+"""An action is dropped when the leader beats it by this many standard errors of the paired differences."""
+
+
+def prune(values: list[list[float]], alive: list[int]) -> list[int]:
+    """The actions of ``alive`` still worth sampling: all but those the leader beats clearly on the same samples."""
+    lead = max(alive, key=lambda i: sum(values[i]))
+    best = values[lead]
+    n = len(best)
+    keep = []
+    for i in alive:
+        d = [b - v for b, v in zip(best, values[i], strict=True)]
+        mean = sum(d) / n
+        var = sum((x - mean) ** 2 for x in d) / (n - 1)
+        if i == lead or mean <= PRUNE_T * math.sqrt(var / n):
+            keep.append(i)
+    return keep
+
+
 class Searcher:
     """The bot's memory of the current match and its search."""
 
-    def __init__(self, ms: int | None, playouts: int | None, seed: int, belief: float = BELIEF) -> None:
-        self.ms, self.playouts, self.seed, self.belief = ms, playouts, seed, belief
+    def __init__(
+        self, ms: int | None, playouts: int | None, seed: int, belief: float = BELIEF, cpu: bool = False
+    ) -> None:
+        self.ms, self.playouts, self.seed, self.belief, self.cpu = ms, playouts, seed, belief, cpu
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
@@ -208,10 +233,10 @@ class Searcher:
             self.record.add(msg)
 
     def budget_s(self, request: Message) -> float:
-        """Seconds to think on ``request``: a share of its move time and bank, capped by ``--ms``."""
+        """Seconds to think on ``request``: a share of its move time and bank, capped by ``--ms`` (unless ``--cpu``)."""
         t = request.get("time") or {}
         ms = MOVE_SHARE * float(t.get("move_ms", 1000)) + BANK_SHARE * float(t.get("bank_ms", 0))
-        if self.ms is not None:
+        if self.ms is not None and not self.cpu:
             ms = min(ms, float(self.ms))
         return max(ms, 1.0) / 1000.0
 
@@ -226,28 +251,35 @@ class Searcher:
         sigma = SIGMA.get(self.rules.name, 7.0)
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
+        cpu_deadline = time.process_time() + self.ms / 1000.0 if self.cpu and self.ms is not None else math.inf
         state = determinize(record, rng, captures=rng.random() < self.belief)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
             raise RuntimeError("the rebuilt state's legal actions differ from the request's")
-        totals = [0.0] * len(actions)
+        values: list[list[float]] = [[] for _ in actions]
+        alive = list(range(len(actions)))
         samples = 0
-        cost = 0.0
         while True:
-            for i, a in enumerate(actions):
-                totals[i] += rollout(apply(state, a), me, sigma)
+            t0, c0 = time.perf_counter(), time.process_time()
+            for i in alive:
+                values[i].append(rollout(apply(state, actions[i]), me, sigma))
             samples += 1
             now = time.perf_counter()
-            cost = (now - started) / samples
+            if samples in PRUNE_AT and len(alive) > 1:
+                alive = prune(values, alive)
             if self.playouts is not None and samples >= self.playouts:
                 break
-            if now + cost > deadline:
+            if now + (now - t0) > deadline:
+                break
+            c1 = time.process_time()
+            if c1 + (c1 - c0) > cpu_deadline:
                 break
             state = determinize(record, rng, captures=rng.random() < self.belief)
-        best = max(range(len(actions)), key=lambda i: totals[i])
-        print(f"search: {samples} samples, {1000 * (time.perf_counter() - started):.0f} ms, "
-              f"{actions[best]} {totals[best] / samples:.3f}", file=sys.stderr)  # fmt: skip
+        best = max(alive, key=lambda i: sum(values[i]))
+        print(f"search: {samples} samples, {len(alive)} of {len(actions)} actions left, "
+              f"{1000 * (time.perf_counter() - started):.0f} ms, {actions[best]} {sum(values[best]) / samples:.3f}",
+              file=sys.stderr)  # fmt: skip
         return answers[best]
 
 
@@ -257,11 +289,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ms", type=int, default=None, help="cap on thinking time per decision (milliseconds)")
     parser.add_argument("--playouts", type=int, default=None, help="samples per decision (repeatable with --seed)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="count --ms in CPU time of this process (for benchmarks on a busy machine); the clock "
+                        "of the request still bounds the wall time")
     parser.add_argument("--belief", type=float, default=BELIEF,
                         help=f"share of samples assuming the opponent captures when it can (default {BELIEF})")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.cpu)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

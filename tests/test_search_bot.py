@@ -71,6 +71,21 @@ def test_the_thinking_budget_follows_the_clock_and_the_cap() -> None:
     )
     assert search_bot.Searcher(100, None, 0).budget_s(request) == pytest.approx(0.1)
     assert search_bot.Searcher(None, None, 0).budget_s({"time": {"move_ms": 0, "bank_ms": 0}}) > 0
+    # --cpu: the cap counts CPU time, checked in the search loop; the wall budget is the clock's alone
+    assert search_bot.Searcher(100, None, 0, cpu=True).budget_s(request) == pytest.approx(1.1)
+
+
+def test_a_cpu_capped_search_stops() -> None:
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 2, first_dealer=0)
+    searcher = search_bot.Searcher(30, None, 0, cpu=True)
+    searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+    for event in state.events:
+        searcher.observe({"type": "event", **seat_event(event, 0)})
+    legal = [search_bot.wire(a) for a in legal_actions(state)]
+    request = {"type": "request", "id": 1, "decision": "play", "view": {}, "legal": legal,
+               "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+    assert searcher.choose(request) in legal  # without the CPU cap it would think for 300 s
 
 
 def spied_run(referee: Path, tmp: Path, tag: str, deal: Deal) -> tuple[list[bytes], list[bytes]]:
