@@ -9,7 +9,9 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) uniformly among
 the deals consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal
 action apply it and play the rest of the round with a fast greedy policy for both seats. Every action is tried on
-the same samples. The value of a finished round is the match outcome when the match is over (win 1, draw 1/2,
+the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of the paired differences is
+no longer sampled; when one action is left the search ends early. The value of a finished round is the match
+outcome when the match is over (win 1, draw 1/2,
 loss 0), otherwise the chance of winning the match from the new scores, approximated by a normal law of the
 score difference over the rounds left. It plays the action with the best mean. The koi-koi decision is the same
 search: stopping scores the round now, koi-koi plays it out.
@@ -190,7 +192,7 @@ def wire(action: Action) -> dict[str, Any]:
     return {"koikoi": action.kind is ActionKind.KOIKOI}
 
 
-PRUNE_AT = frozenset((8, 16, 32, 64, 128, 256, 512, 1024))
+PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
 """Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
 PRUNE_T = 3.0
 """An action is dropped when the leader beats it by this many standard errors of the paired differences."""
@@ -268,6 +270,8 @@ class Searcher:
             now = time.perf_counter()
             if samples in PRUNE_AT and len(alive) > 1:
                 alive = prune(values, alive)
+                if len(alive) == 1:
+                    break  # the others are clearly worse: the rest of the budget would not change the choice
             if self.playouts is not None and samples >= self.playouts:
                 break
             if now + (now - t0) > deadline:
