@@ -53,6 +53,7 @@ from referee.engine import (
     apply,
     card,
     legal_actions,
+    mask_of_ids,
     rules_from_dict,
     score,
 )
@@ -213,6 +214,27 @@ def prune(values: list[list[float]], alive: list[int]) -> list[int]:
     return keep
 
 
+def fallback(request: Message) -> Message:
+    """The greedy heuristic's choice from the request alone (its view and legal actions), stopping at a yaku."""
+    legal: list[dict[str, Any]] = request["legal"]
+    view = request["view"]
+    mine = mask_of_ids(view["captured"][view["seat"] - 1])
+    field, hand = mask_of_ids(view["field"]), mask_of_ids(view["hand"])
+
+    def worth(a: dict[str, Any]) -> float:
+        if "koikoi" in a:
+            return 0.0 if a["koikoi"] else 1.0
+        if "play" not in a:
+            return value(card(a["capture"]), mine)
+        c = card(a["play"])
+        taken = 1 << card(a["capture"]) if "capture" in a else field & _MONTH[c]
+        if not taken:
+            return -value(c, mine) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+        return 2.0 + value(c, mine) + sum(value(t, mine) for t in range(48) if taken >> t & 1)
+
+    return max(legal, key=worth)
+
+
 class Searcher:
     """The bot's memory of the current match and its search."""
 
@@ -243,11 +265,22 @@ class Searcher:
         return max(ms, 1.0) / 1000.0
 
     def choose(self, request: Message) -> Message:
-        """The action to play: the best mean value over determinized rollouts."""
+        """The action to play: the search's choice, or the greedy heuristic's if the search cannot run."""
+        legal_json: list[dict[str, Any]] = request["legal"]
+        if len(legal_json) == 1:
+            return legal_json[0]
+        try:
+            return self.search(request)
+        except Exception as exc:  # a record that does not replay (a rules variant, a lost line): play on
+            print(f"search: {type(exc).__name__}: {exc}; playing the greedy heuristic", file=sys.stderr)
+            return fallback(request)
+
+    def search(self, request: Message) -> Message:
+        """The best mean value over determinized rollouts."""
         started = time.perf_counter()
         legal_json: list[dict[str, Any]] = request["legal"]
-        if len(legal_json) == 1 or self.record is None or self.rules is None:
-            return legal_json[0]
+        if self.record is None or self.rules is None:
+            raise RuntimeError("a request before hello")
         record = self.record
         me = record.seat
         sigma = SIGMA.get(self.rules.name, 7.0)

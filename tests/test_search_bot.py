@@ -144,3 +144,15 @@ def test_its_search_sees_only_the_record_of_its_seat() -> None:
                    "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
         choices.append(searcher.choose(request))
     assert choices[0] == choices[1]
+
+
+def test_without_a_record_it_falls_back_to_the_heuristic_on_the_view() -> None:
+    searcher = search_bot.Searcher(None, 4, 0)  # no hello: nothing to search from
+    view = {"seat": 1, "hand": ["pine-crane", "plum-chaff-1"], "field": ["pine-chaff-1", "iris-bridge"],
+            "captured": [[], []]}  # fmt: skip
+    legal = [{"play": "pine-crane"}, {"play": "plum-chaff-1"}]
+    request = {"type": "request", "id": 1, "decision": "play", "view": view, "legal": legal}
+    assert searcher.choose(request) == {"play": "pine-crane"}  # the capture of a bright, not a discard
+    koikoi = {"type": "request", "id": 2, "decision": "koikoi", "view": view,
+              "legal": [{"koikoi": False}, {"koikoi": True}]}  # fmt: skip
+    assert searcher.choose(koikoi) == {"koikoi": False}
