@@ -57,6 +57,7 @@ from referee.engine import (
     rules_from_dict,
     score,
 )
+from referee.engine.cards import KINDS
 from referee.engine.determinize import Record, determinize
 
 MOVE_SHARE = 0.5
@@ -74,23 +75,9 @@ _BRIGHTS = sum(1 << card(c) for c in ("pine-crane", "cherry-curtain", "pampas-mo
 _SAKE = card("chrysanthemum-sake")
 
 
-def _kinds() -> tuple[int, int, int, int]:
-    brights = animals = ribbons = chaff = 0
-    for i, cid in enumerate(CARD_IDS):
-        if _BRIGHTS >> i & 1:
-            brights |= 1 << i
-        elif "ribbon" in cid:
-            ribbons |= 1 << i
-        elif "chaff" in cid or cid == "willow-lightning":
-            chaff |= 1 << i
-        else:
-            animals |= 1 << i
-    return brights, animals, ribbons, chaff
-
-
-_KIND_MASKS = _kinds()
+_KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
+_KIND_MASKS = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
 _BASE = (10.0, 5.0, 4.0, 1.0)
-_KIND_OF = tuple(next(k for k in range(4) if _KIND_MASKS[k] >> c & 1) for c in range(48))
 
 
 def _mask(*ids: str) -> int:

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from referee.engine import PRESETS, Deal, Phase, apply, legal_actions, new_match, shuffled_deal
+from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "bots" / "search_bot.py"
 sys.path.insert(0, str(ROOT / "bots"))
+import greedy_bot  # noqa: E402
 import search_bot  # noqa: E402
 from test_determinize import seat_event  # noqa: E402
 
@@ -156,3 +157,30 @@ def test_without_a_record_it_falls_back_to_the_heuristic_on_the_view() -> None:
     koikoi = {"type": "request", "id": 2, "decision": "koikoi", "view": view,
               "legal": [{"koikoi": False}, {"koikoi": True}]}  # fmt: skip
     assert searcher.choose(koikoi) == {"koikoi": False}
+
+
+def greedy_request(state: State) -> dict[str, Any]:
+    """The parts of a request that ``greedy_bot.choose`` reads, for the seat to move."""
+    p = state.to_move
+    totals = [score(state.captured[s], state.rules, state.koikoi[s]).total for s in (0, 1)]
+    view = {"seat": p + 1, "round": state.round, "rounds": state.rules.rounds, "hand": ids_of(state.hands[p]),
+            "field": ids_of(state.field), "captured": [ids_of(state.captured[0]), ids_of(state.captured[1])],
+            "scores": list(state.scores), "yaku": [{"total": t} for t in totals]}  # fmt: skip
+    decision = {Phase.PLAY: "play", Phase.DRAW_CHOICE: "capture", Phase.KOIKOI: "koikoi"}[state.phase]
+    return {"decision": decision, "view": view, "legal": [search_bot.wire(a) for a in legal_actions(state)]}
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_the_rollout_policy_is_the_greedy_bot(rules: str) -> None:
+    # The search's model of both seats is greedy_bot.py's policy, move for move.
+    checked = 0
+    for seed in range(6):
+        state = new_match(PRESETS[rules], seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            legal = legal_actions(state)
+            mine = search_bot.wire(search_bot.greedy_action(state, legal))
+            assert mine == greedy_bot.choose(greedy_request(state))
+            checked += 1
+            state = apply(state, rng.choice(legal))
+    assert checked > 50
