@@ -2,12 +2,13 @@
 
 A search bot knows its own hand, the field, every card played, drawn and captured, and the match's scores; it does
 not know the opponent's hand or the order of the stock. :class:`Record` collects what one seat saw of the current
-match, event by event, in the koikoi/1 wire form (the bot's ``event`` lines of PROTOCOL.md, decoded to dicts). :func:`determinize` then deals every round of the match again: the seat's own hand
-and the field as seen, the opponent's hand made of the cards it played plus cards drawn uniformly at random from the
-unseen ones, the stock made of the cards drawn so far, in order, plus the other unseen cards in random order. It
-replays the match's actions through :func:`apply`, so everything of the match that is public (scores, dealer, round,
-koi-koi calls, captures) comes out exact, and returns the state at the current decision point, whose
-:func:`observe` for the seat equals the seat's real view.
+match, event by event, in the koikoi/1 wire form (the bot's ``event`` lines of PROTOCOL.md, decoded to dicts).
+:func:`determinize` then deals every round of the match again: the seat's own hand and the field as seen, the
+opponent's hand made of the cards it played plus cards drawn uniformly at random from the unseen ones, the stock
+made of the cards drawn so far, in order, plus the other unseen cards in random order. It replays the match's
+actions through :func:`apply`, so everything of the match that is public (scores, dealer, round, koi-koi calls,
+captures) comes out exact, and returns the state at the current decision point, whose :func:`observe` for the seat
+equals the seat's real view.
 
 The samples are uniform among the deals consistent with what the seat saw and with the rules (no misdeal, the hand
 yaku announced and no other, and under ``must_match_from_hand`` no unseen card of a month the opponent could have
