@@ -49,7 +49,8 @@ def row(rules: str, opponent: str, ms: int, folder: Path) -> str | None:
     me = next(s for s in data["standings"] if s["name"] == "search")
     wdl = f"{me['wins']}-{me['draws']}-{me['losses']}"
     rate = f"{100 * me['score']:.1f}% [{100 * me['score_low']:.1f}, {100 * me['score_high']:.1f}]"
-    elo = f"{me['elo']:+.0f} ± {me['elo_error']:.0f}"
+    elo = "n/a" if me["elo"] is None else f"{me['elo']:+.0f}"
+    elo += " (no error bar)" if me["elo_error"] is None else f" ± {me['elo_error']:.0f}"
     return f"| {rules} | {opponent} | {ms} | {me['games']} | {wdl} | {rate} | {elo} |"
 
 
