@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
+
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--name NAME]`` (needs the ``referee``
+package: installed, or this file inside the repository). It speaks the protocol through :mod:`referee.bot`.
+
+How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everything its seat was told this match
+(the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
+time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) uniformly among
+the deals consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal
+action apply it and play the rest of the round with a fast greedy policy for both seats. Every action is tried on
+the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of the paired differences is
+no longer sampled; when one action is left the search ends early. The value of a finished round is the match
+outcome when the match is over (win 1, draw 1/2,
+loss 0), otherwise the chance of winning the match from the new scores, approximated by a normal law of the
+score difference over the rounds left. It plays the action with the best mean. The koi-koi decision is the same
+search: stopping scores the round now, koi-koi plays it out.
+
+Time. Each request carries ``move_ms`` and ``bank_ms``. The bot thinks for ``MOVE_SHARE`` of ``move_ms`` plus
+``BANK_SHARE`` of the bank left, never more than ``--ms`` (when given), and stops early when a new sample would
+not fit; a decision with one legal action is answered at once. As the extra time is a fixed share of what is left
+of the bank, the bank never runs out. With ``--cpu`` the ``--ms`` cap counts the process's CPU time instead of the
+wall clock (so that strength measured on a busy machine is the strength of an idle one); the request's clock
+still bounds the wall time. ``--seed`` fixes the sampling; the choices repeat exactly when
+``--playouts`` (samples per decision), not the clock, ends the search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    import referee  # noqa: F401
+except ImportError:  # run from a checkout without installing: use the package next to this file
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.bot import Message, run
+from referee.engine import (
+    CARD_IDS,
+    KOIKOI,
+    STOP,
+    Action,
+    ActionKind,
+    Phase,
+    Rules,
+    State,
+    apply,
+    card,
+    legal_actions,
+    mask_of_ids,
+    rules_from_dict,
+    score,
+)
+from referee.engine.cards import KINDS
+from referee.engine.determinize import Record, determinize
+
+MOVE_SHARE = 0.5
+"""Share of each decision's ``move_ms`` spent thinking."""
+BANK_SHARE = 0.02
+"""Share of the bank left added to each decision's thinking time."""
+BELIEF = 0.0
+"""Default share of the samples that assume the opponent never discarded while it could capture (``--belief``)."""
+SIGMA = {"guide": 6.5, "cardavia": 4.5, "koikoi-japan": 8.0}
+"""Spread (standard deviation) of the change of the score difference in one round, per preset (from self-play)."""
+
+# Card values for the rollout policy (a mask version of bots/greedy_bot.py's heuristic).
+_BRIGHTS = sum(1 << card(c) for c in ("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman",
+                                      "paulownia-phoenix"))  # fmt: skip
+_SAKE = card("chrysanthemum-sake")
+
+
+_KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
+_KIND_MASKS = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
+_BASE = (10.0, 5.0, 4.0, 1.0)
+
+
+def _mask(*ids: str) -> int:
+    return sum(1 << card(i) for i in ids)
+
+
+_GROUPS = (
+    (_BRIGHTS, 6.0),
+    (_mask("pine-ribbon", "plum-ribbon", "cherry-ribbon"), 5.0),
+    (_mask("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"), 5.0),
+    (_mask("clover-boar", "maple-deer", "peony-butterfly"), 5.0),
+    (_mask("chrysanthemum-sake", "pampas-moon"), 6.0),
+    (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
+)
+_CARD_GROUPS = tuple(tuple((g, b) for g, b in _GROUPS if g >> c & 1) for c in range(48))
+_MONTH = tuple(15 << (4 * (c // 4)) for c in range(48))
+
+
+def value(c: int, mine: int) -> float:
+    """What taking card ``c`` is worth to a player who captured ``mine`` (a card mask)."""
+    k = _KIND_OF[c]
+    v = _BASE[k] + (4.0 if c == _SAKE else 0.0)
+    for g, bonus in _CARD_GROUPS[c]:
+        v += bonus * (g & mine).bit_count()
+    if k:
+        v += 0.3 * (mine & _KIND_MASKS[k]).bit_count()
+    return v
+
+
+def greedy_action(state: State, legal: list[Action]) -> Action:
+    """The rollout policy: the greedy heuristic on the engine state (it reads only the mover's own cards)."""
+    p = state.to_move
+    if state.phase is Phase.KOIKOI:
+        return KOIKOI if _koikoi_wanted(state, p) else STOP
+    mine = state.captured[p]
+    if state.phase is Phase.DRAW_CHOICE:
+        return max(legal, key=lambda a: value(a.target, mine))
+    field, hand = state.field, state.hands[p]
+    best, best_v = legal[0], -1e9
+    for a in legal:
+        c = a.card
+        if a.target >= 0:
+            v = 2.0 + value(c, mine) + value(a.target, mine)
+        else:
+            taken = field & _MONTH[c]
+            if taken:
+                v = 2.0 + value(c, mine)
+                while taken:
+                    low = taken & -taken
+                    taken ^= low
+                    v += value(low.bit_length() - 1, mine)
+            else:
+                v = -value(c, mine) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+        if v > best_v:
+            best, best_v = a, v
+    return best
+
+
+def _koikoi_wanted(state: State, p: int) -> bool:
+    rules = state.rules
+    if state.round >= rules.rounds and state.scores[p] > state.scores[1 - p]:
+        return False
+    mine = score(state.captured[p], rules, state.koikoi[p]).total
+    if state.hands[p].bit_count() < 5 or mine >= 7:
+        return False
+    opp = state.captured[1 - p]
+    if score(opp, rules, state.koikoi[1 - p]).total > 0:
+        return False
+    return not ((opp & _BRIGHTS).bit_count() >= 2 or opp.bit_count() >= 10)
+
+
+def outcome(state: State, me: int, sigma: float) -> float:
+    """The value for seat ``me`` of a state between rounds: the match result, or the estimated chance to win."""
+    a, b = state.scores[me], state.scores[1 - me]
+    if state.is_over:
+        w = state.winner
+        return 0.5 if w is None else (1.0 if w == me else 0.0)
+    left = state.rules.rounds - state.round + 1
+    z = (a - b) / (sigma * math.sqrt(left))
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))) + 0.0005 * (a - b)
+
+
+def rollout(state: State, me: int, sigma: float) -> float:
+    """Play the round to its end with :func:`greedy_action` for both seats and value the result for ``me``."""
+    start = state.round
+    while not state.is_over and state.round == start:
+        legal = legal_actions(state)
+        state = apply(state, legal[0] if len(legal) == 1 else greedy_action(state, legal))
+    return outcome(state, me, sigma)
+
+
+def wire(action: Action) -> dict[str, Any]:
+    """The koikoi/1 action object of an engine action (as the request's ``legal`` list spells it)."""
+    if action.kind is ActionKind.PLAY:
+        if action.target >= 0:
+            return {"play": CARD_IDS[action.card], "capture": CARD_IDS[action.target]}
+        return {"play": CARD_IDS[action.card]}
+    if action.kind is ActionKind.CHOOSE:
+        return {"capture": CARD_IDS[action.target]}
+    return {"koikoi": action.kind is ActionKind.KOIKOI}
+
+
+PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
+"""Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
+PRUNE_T = 3.0
+"""An action is dropped when the leader beats it by this many standard errors of the paired differences."""
+
+
+def prune(values: list[list[float]], alive: list[int]) -> list[int]:
+    """The actions of ``alive`` still worth sampling: all but those the leader beats clearly on the same samples."""
+    lead = max(alive, key=lambda i: sum(values[i]))
+    best = values[lead]
+    n = len(best)
+    keep = []
+    for i in alive:
+        d = [b - v for b, v in zip(best, values[i], strict=True)]
+        mean = sum(d) / n
+        var = sum((x - mean) ** 2 for x in d) / (n - 1)
+        if i == lead or mean <= PRUNE_T * math.sqrt(var / n):
+            keep.append(i)
+    return keep
+
+
+def fallback(request: Message) -> Message:
+    """The greedy heuristic's choice from the request alone (its view and legal actions), stopping at a yaku."""
+    legal: list[dict[str, Any]] = request["legal"]
+    view = request["view"]
+    mine = mask_of_ids(view["captured"][view["seat"] - 1])
+    field, hand = mask_of_ids(view["field"]), mask_of_ids(view["hand"])
+
+    def worth(a: dict[str, Any]) -> float:
+        if "koikoi" in a:
+            return 0.0 if a["koikoi"] else 1.0
+        if "play" not in a:
+            return value(card(a["capture"]), mine)
+        c = card(a["play"])
+        taken = 1 << card(a["capture"]) if "capture" in a else field & _MONTH[c]
+        if not taken:
+            return -value(c, mine) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+        return 2.0 + value(c, mine) + sum(value(t, mine) for t in range(48) if taken >> t & 1)
+
+    return max(legal, key=worth)
+
+
+class Searcher:
+    """The bot's memory of the current match and its search."""
+
+    def __init__(
+        self, ms: int | None, playouts: int | None, seed: int, belief: float = BELIEF, cpu: bool = False
+    ) -> None:
+        self.ms, self.playouts, self.seed, self.belief, self.cpu = ms, playouts, seed, belief, cpu
+        self.record: Record | None = None
+        self.rules: Rules | None = None
+        self.match = 0
+
+    def observe(self, msg: Message) -> None:
+        """Take in ``hello``/``new_match`` (a new match) and every event."""
+        if msg["type"] in ("hello", "new_match"):
+            rules = dict(msg["rules"])
+            self.rules = rules_from_dict(rules, source="hello")
+            self.record = Record(self.rules, int(msg["seat"]) - 1)
+            self.match += 1
+        elif self.record is not None:
+            self.record.add(msg)
+
+    def budget_s(self, request: Message) -> float:
+        """Seconds to think on ``request``: a share of its move time and bank, capped by ``--ms`` (unless ``--cpu``)."""
+        t = request.get("time") or {}
+        ms = MOVE_SHARE * float(t.get("move_ms", 1000)) + BANK_SHARE * float(t.get("bank_ms", 0))
+        if self.ms is not None and not self.cpu:
+            ms = min(ms, float(self.ms))
+        return max(ms, 1.0) / 1000.0
+
+    def choose(self, request: Message) -> Message:
+        """The action to play: the search's choice, or the greedy heuristic's if the search cannot run."""
+        legal_json: list[dict[str, Any]] = request["legal"]
+        if len(legal_json) == 1:
+            return legal_json[0]
+        try:
+            return self.search(request)
+        except Exception as exc:  # a record that does not replay (a rules variant, a lost line): play on
+            print(f"search: {type(exc).__name__}: {exc}; playing the greedy heuristic", file=sys.stderr)
+            return fallback(request)
+
+    def search(self, request: Message) -> Message:
+        """The best mean value over determinized rollouts."""
+        started = time.perf_counter()
+        legal_json: list[dict[str, Any]] = request["legal"]
+        if self.record is None or self.rules is None:
+            raise RuntimeError("a request before hello")
+        record = self.record
+        me = record.seat
+        sigma = SIGMA.get(self.rules.name, 7.0)
+        rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
+        deadline = started + self.budget_s(request)
+        cpu_deadline = time.process_time() + self.ms / 1000.0 if self.cpu and self.ms is not None else math.inf
+        state = determinize(record, rng, captures=rng.random() < self.belief)
+        actions = legal_actions(state)
+        answers = [wire(a) for a in actions]
+        if sorted(map(str, answers)) != sorted(map(str, legal_json)):
+            raise RuntimeError("the rebuilt state's legal actions differ from the request's")
+        values: list[list[float]] = [[] for _ in actions]
+        alive = list(range(len(actions)))
+        samples = 0
+        while True:
+            t0, c0 = time.perf_counter(), time.process_time()
+            for i in alive:
+                values[i].append(rollout(apply(state, actions[i]), me, sigma))
+            samples += 1
+            now = time.perf_counter()
+            if samples in PRUNE_AT and len(alive) > 1:
+                alive = prune(values, alive)
+                if len(alive) == 1:
+                    break  # the others are clearly worse: the rest of the budget would not change the choice
+            if self.playouts is not None and samples >= self.playouts:
+                break
+            if now + (now - t0) > deadline:
+                break
+            c1 = time.process_time()
+            if c1 + (c1 - c0) > cpu_deadline:
+                break
+            state = determinize(record, rng, captures=rng.random() < self.belief)
+        best = max(alive, key=lambda i: sum(values[i]))
+        print(f"search: {samples} samples, {len(alive)} of {len(actions)} actions left, "
+              f"{1000 * (time.perf_counter() - started):.0f} ms, {actions[best]} {sum(values[best]) / samples:.3f}",
+              file=sys.stderr)  # fmt: skip
+        return answers[best]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Play the protocol on stdin/stdout until ``bye`` or the end of input."""
+    parser = argparse.ArgumentParser(description="A koikoi/1 bot: determinized Monte Carlo search on the engine.")
+    parser.add_argument("--ms", type=int, default=None, help="cap on thinking time per decision (milliseconds)")
+    parser.add_argument("--playouts", type=int, default=None, help="samples per decision (repeatable with --seed)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="count --ms in CPU time of this process (for benchmarks on a busy machine); the clock "
+                        "of the request still bounds the wall time")
+    parser.add_argument("--belief", type=float, default=BELIEF,
+                        help=f"share of samples assuming the opponent captures when it can (default {BELIEF})")
+    parser.add_argument("--name", default="search", help="the name sent in hello")
+    args = parser.parse_args(argv)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.cpu)
+    return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""Determinization: complete what one seat saw into a full engine state, sampling the cards it has not seen.
+
+A search bot knows its own hand, the field, every card played, drawn and captured, and the match's scores; it does
+not know the opponent's hand or the order of the stock. :class:`Record` collects what one seat saw of the current
+match, event by event, in the koikoi/1 wire form (the bot's ``event`` lines of PROTOCOL.md, decoded to dicts).
+:func:`determinize` then deals every round of the match again: the seat's own hand and the field as seen, the
+opponent's hand made of the cards it played plus cards drawn uniformly at random from the unseen ones, the stock
+made of the cards drawn so far, in order, plus the other unseen cards in random order. It replays the match's
+actions through :func:`apply`, so everything of the match that is public (scores, dealer, round, koi-koi calls,
+captures) comes out exact, and returns the state at the current decision point, whose :func:`observe` for the seat
+equals the seat's real view.
+
+The samples are uniform among the deals consistent with what the seat saw and with the rules (no misdeal, the hand
+yaku announced and no other, and under ``must_match_from_hand`` no unseen card of a month the opponent could have
+matched when it discarded); they are not weighted by how likely the opponent's own choices were, except that
+``captures=True`` adds a model of the opponent: it never discarded while it held a card that could capture. Earlier
+rounds matter only through their public results, which the replay reproduces whatever the sample.
+
+Standard library only, no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, card, mask_of, mask_of_ids
+from referee.engine.errors import EngineError
+from referee.engine.rules import CaptureThree, Rules
+from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Deal, State, apply, hand_yaku, new_match
+
+_ALL: Mask = (1 << 48) - 1
+_TRIES = 10_000  # rejection-sampling attempts before giving up on a deal
+
+
+class DeterminizeError(EngineError):
+    """The events cannot come from any deal (an inconsistent record), or no state is due to be rebuilt."""
+
+
+@dataclass
+class RoundRecord:
+    """One dealt round as a seat saw it: the deal's public part, the actions taken, the cards revealed."""
+
+    dealer: int
+    leader: int
+    hand: Mask  # the seat's own opening hand
+    field: Mask  # the opening field
+    actions: list[Action] = dataclasses.field(default_factory=list)
+    opponent_played: Mask = 0  # hand cards the opponent played
+    drawn: list[Card] = dataclasses.field(default_factory=list)  # cards turned over from the stock, in order
+    forbidden: Mask = 0  # months the opponent's unplayed cards cannot be in (must_match_from_hand discards)
+    declined: Mask = 0  # months on the field when the opponent discarded (it could have captured with them)
+    hand_yaku: tuple[int, str] | None = None  # (seat, name) when an opening hand scored at once
+    over: bool = False
+    table: Mask = 0  # the field now (tracked to tell which plays named a capture)
+
+
+class Record:
+    """What one seat has seen of the current match; feed it every event with :meth:`add`.
+
+    ``seat`` is 0 or 1 (engine numbering); events are wire dicts with seats 1 and 2, as a bot receives them.
+    """
+
+    def __init__(self, rules: Rules, seat: int) -> None:
+        if seat not in (0, 1):
+            raise ValueError("seat must be 0 or 1")
+        self.rules = rules
+        self.seat = seat
+        self.rounds: list[RoundRecord] = []
+        self.first_dealer: int | None = None
+        self.over = False
+
+    @property
+    def current(self) -> RoundRecord | None:
+        """The round being played, if one is."""
+        if self.rounds and not self.rounds[-1].over:
+            return self.rounds[-1]
+        return None
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        """Take in one event (``{"event": "play", ...}``; a ``type`` key is ignored). Unknown events are ignored."""
+        kind = event.get("event")
+        if kind == "round_start":
+            dealer, leader = int(event["dealer"]) - 1, int(event["leader"]) - 1
+            if self.first_dealer is None:
+                self.first_dealer = dealer
+            table = mask_of_ids(event["field"])
+            self.rounds.append(RoundRecord(dealer, leader, mask_of_ids(event["hand"]), table, table=table))
+            return
+        if kind == "match_end":
+            self.over = True
+            return
+        r = self.current
+        if r is None:
+            return  # a misdeal, or an event between rounds: nothing to rebuild from
+        seat = int(event["seat"]) - 1 if "seat" in event else -1
+        if kind == "play":
+            c = card(event["card"])
+            took = mask_of_ids(event["captured"])
+            mates = r.table & CARD_MONTH_MASK[c]
+            n = mates.bit_count()
+            target = -1
+            if took and (n == 2 or (n == 3 and self.rules.capture_three is CaptureThree.CHOOSE)):
+                target = (took & ~(1 << c)).bit_length() - 1
+            r.actions.append(Action(ActionKind.PLAY, c, target))
+            if seat != self.seat:
+                r.opponent_played |= 1 << c
+                if not took:
+                    r.declined |= _months(r.table)
+                    if self.rules.must_match_from_hand:
+                        r.forbidden |= _months(r.table)
+            r.table = r.table & ~took if took else r.table | 1 << c
+        elif kind == "draw":
+            c = card(event["card"])
+            r.drawn.append(c)
+            if not event.get("choice"):
+                took = mask_of_ids(event["captured"])
+                r.table = r.table & ~took if took else r.table | 1 << c
+        elif kind == "draw_capture":
+            c = card(event["card"])
+            took = mask_of_ids(event["captured"])
+            r.actions.append(Action(ActionKind.CHOOSE, c, (took & ~(1 << c)).bit_length() - 1))
+            r.table &= ~took
+        elif kind == "koikoi":
+            r.actions.append(KOIKOI if event["koikoi"] else STOP)
+        elif kind == "hand_yaku":
+            r.hand_yaku = (seat, str(event["name"]))
+        elif kind == "round_end":
+            r.over = True
+
+
+def _months(mask: Mask) -> Mask:
+    out = 0
+    for m in MONTH_MASKS:
+        if mask & m:
+            out |= m
+    return out
+
+
+def _bits(mask: Mask) -> list[Card]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _full_month(mask: Mask) -> bool:
+    return any(mask & m == m for m in MONTH_MASKS)
+
+
+def _hand_ok(hand: Mask, mine: Mask, want: tuple[int, str] | None, seat: int, rules: Rules) -> bool:
+    """Whether the opponent's opening ``hand`` deals the round that was seen (no misdeal, the right hand yaku)."""
+    if rules.misdeal_hand_four and _full_month(hand):
+        return False
+    if not (rules.teshi_points or rules.kuttsuki_points):
+        return True
+    hy = hand_yaku(hand, rules)
+    if want is not None and want[0] != seat:  # the opponent's hand scored: it must be that yaku
+        return hy is not None and hy[0].value == want[1]
+    return hy is None  # otherwise a hand yaku of its own would have ended (or misdealt) the round
+
+
+def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool) -> Deal:
+    """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly."""
+    seen = r.hand | r.field | r.opponent_played | mask_of(r.drawn)
+    unseen = _bits(_ALL & ~seen)
+    need = 8 - r.opponent_played.bit_count()
+    allowed = [c for c in unseen if not r.forbidden >> c & 1]
+    if need < 0 or len(unseen) != need + 24 - len(r.drawn) or len(allowed) < need:
+        raise DeterminizeError("no deal agrees with the events of this round")
+    pools = [allowed]
+    if captures and r.declined & ~r.forbidden:
+        keen = [c for c in allowed if not r.declined >> c & 1]
+        if len(keen) >= need:
+            pools.insert(0, keen)  # the model first; when no hand agrees with it, the rules alone
+    want = r.hand_yaku
+    constructive = want is not None and want[0] != seat and need == 8
+    for pool in pools:
+        for _ in range(_TRIES if pool is allowed else 200):
+            if constructive:
+                assert want is not None
+                chosen = _hand_with_yaku(want[1], pool, rng)
+                if chosen is None:
+                    break
+            else:
+                chosen = rng.sample(pool, need)
+            hand = r.opponent_played | mask_of(chosen)
+            if _hand_ok(hand, r.hand, want, seat, rules):
+                rest = [c for c in unseen if not hand >> c & 1]
+                rng.shuffle(rest)
+                hands = (r.hand, hand) if seat == 0 else (hand, r.hand)
+                return Deal(hands, r.field, (*r.drawn, *rest))
+    raise DeterminizeError("no opponent hand agrees with the events of this round")
+
+
+def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[Card] | None:
+    """Eight cards from ``allowed`` holding the hand yaku ``name`` (teshi: a full month; kuttsuki: four pairs)."""
+    by_month: dict[int, list[Card]] = {}
+    for c in allowed:
+        by_month.setdefault(c // 4, []).append(c)
+    if name == "teshi":
+        full = [m for m, cs in by_month.items() if len(cs) == 4]
+        if not full:
+            return None
+        m = rng.choice(full)
+        others = [c for c in allowed if c // 4 != m]
+        return by_month[m] + rng.sample(others, 4)
+    pairs = [m for m, cs in by_month.items() if len(cs) >= 2]
+    if len(pairs) < 4:
+        return None
+    return [c for m in rng.sample(pairs, 4) for c in rng.sample(by_month[m], 2)]
+
+
+def determinize(record: Record, rng: random.Random, *, captures: bool = False) -> State:
+    """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
+
+    ``captures``: also assume that the opponent never discarded while it held a card that could capture (a model
+    of the opponent, not a rule: it is dropped for a round where no hand would agree with it).
+
+    Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
+    when no round is being played or the events cannot come from any deal.
+    """
+    if record.current is None or record.first_dealer is None:
+        raise DeterminizeError("no round is being played")
+    rules, seat = record.rules, record.seat
+    deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
+    state = new_match(rules, seed=rng.getrandbits(62), deals=deals, first_dealer=record.first_dealer)
+    for r in record.rounds:
+        for action in r.actions:
+            try:
+                state = apply(state, action)
+            except EngineError as exc:
+                raise DeterminizeError(f"the events do not replay: {exc}") from None
+    if state.round != len(record.rounds) or state.is_over:
+        raise DeterminizeError("the replay does not reach the current round")
+    return state

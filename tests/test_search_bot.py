@@ -1,0 +1,186 @@
+"""The search bot: it plays whole matches through the referee, keeps to its time, and decides only on what its seat
+saw (a spy on its input: two deals that differ in hidden cards give it the same lines, and it answers the same)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT = ROOT / "bots" / "search_bot.py"
+sys.path.insert(0, str(ROOT / "bots"))
+import greedy_bot  # noqa: E402
+import search_bot  # noqa: E402
+from test_determinize import seat_event  # noqa: E402
+
+SPY = """
+import subprocess, sys, threading
+inp, out = open(sys.argv[1], "wb"), open(sys.argv[2], "wb")
+bot = subprocess.Popen(sys.argv[3:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def pump():
+    for line in bot.stdout:
+        out.write(line); out.flush()
+        sys.stdout.buffer.write(line); sys.stdout.buffer.flush()
+threading.Thread(target=pump, daemon=True).start()
+for line in sys.stdin.buffer:
+    inp.write(line); inp.flush()
+    bot.stdin.write(line); bot.stdin.flush()
+bot.stdin.close(); bot.wait()
+"""
+
+
+def play(referee: Path, bots: list[str], *args: str) -> list[dict[str, Any]]:
+    """Run ``koikoi-referee play`` and return its JSON results."""
+    out = subprocess.run([str(referee), "play", *bots, "--json", *args], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_it_plays_whole_matches_in_both_seats(referee_exe: Path, rules: str) -> None:
+    search = f"{sys.executable} {BOT} --ms 20 --seed 1"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    results = play(referee_exe, [search, greedy], "--rules", rules, "--rounds", "2", "--seed", "5")
+    results += play(referee_exe, [greedy, search], "--rules", rules, "--rounds", "2", "--seed", "5")
+    for result in results:
+        assert result["forfeit"] is None
+        assert "search" in result["names"]
+
+
+def test_it_keeps_to_a_short_clock(referee_exe: Path) -> None:
+    # Thinking time is a share of move_ms plus a share of the bank: the bank never runs out.
+    search = f"{sys.executable} {BOT} --seed 2"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    results = play(referee_exe, [search, greedy], "--rules", "cardavia", "--seed", "9", "--move-ms", "200",
+                   "--bank-ms", "5000")  # fmt: skip
+    assert results[0]["forfeit"] is None
+
+
+def test_the_thinking_budget_follows_the_clock_and_the_cap() -> None:
+    request = {"time": {"move_ms": 1000, "bank_ms": 30000}}
+    assert search_bot.Searcher(None, None, 0).budget_s(request) == pytest.approx(
+        (search_bot.MOVE_SHARE * 1000 + search_bot.BANK_SHARE * 30000) / 1000
+    )
+    assert search_bot.Searcher(100, None, 0).budget_s(request) == pytest.approx(0.1)
+    assert search_bot.Searcher(None, None, 0).budget_s({"time": {"move_ms": 0, "bank_ms": 0}}) > 0
+    # --cpu: the cap counts CPU time, checked in the search loop; the wall budget is the clock's alone
+    assert search_bot.Searcher(100, None, 0, cpu=True).budget_s(request) == pytest.approx(1.1)
+
+
+def test_a_cpu_capped_search_stops() -> None:
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 2, first_dealer=0)
+    searcher = search_bot.Searcher(30, None, 0, cpu=True)
+    searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+    for event in state.events:
+        searcher.observe({"type": "event", **seat_event(event, 0)})
+    legal = [search_bot.wire(a) for a in legal_actions(state)]
+    request = {"type": "request", "id": 1, "decision": "play", "view": {}, "legal": legal,
+               "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+    assert searcher.choose(request) in legal  # without the CPU cap it would think for 300 s
+
+
+def spied_run(referee: Path, tmp: Path, tag: str, deal: Deal) -> tuple[list[bytes], list[bytes]]:
+    """One match of the search bot (seat 2) against greedy on ``deal``; the bot's input and output lines."""
+    spy = tmp / "spy.py"
+    spy.write_text(SPY)
+    deals = tmp / f"{tag}.jsonl"
+    deals.write_text(json.dumps(deal.to_json()) + "\n")
+    inp, out = tmp / f"{tag}.in", tmp / f"{tag}.out"
+    bot = f"{sys.executable} {spy} {inp} {out} {sys.executable} {BOT} --playouts 6 --ms 600000 --seed 3"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    play(referee, [greedy, bot], "--rules", "koikoi-japan", "--rounds", "1", "--deals", str(deals),
+         "--first-dealer", "1", "--move-ms", "600000", "--bank-ms", "0")  # fmt: skip
+    return inp.read_bytes().splitlines(), out.read_bytes().splitlines()
+
+
+def test_the_same_view_gives_the_same_choices_whatever_the_hidden_cards(referee_exe: Path, tmp_path: Path) -> None:
+    base = shuffled_deal(21, 0)
+    stock = list(base.stock)
+    stock[22], stock[23] = stock[23], stock[22]  # the last two stock cards: hidden until the 15th turn
+    other = Deal(base.hands, base.field, tuple(stock))
+    in1, out1 = spied_run(referee_exe, tmp_path, "one", base)
+    in2, out2 = spied_run(referee_exe, tmp_path, "two", other)
+    common = 0
+    while common < min(len(in1), len(in2)) and in1[common] == in2[common]:
+        common += 1
+    asked = sum(1 for line in in1[:common] if json.loads(line)["type"] == "request")
+    assert asked >= 3  # several decisions were made on identical input
+    assert out1[: asked + 1] == out2[: asked + 1]  # hello, then the same answer to each of them
+    assert len(out1) > asked  # and the bot did answer them
+
+
+def test_its_search_sees_only_the_record_of_its_seat() -> None:
+    # In process: the same events from two deals that differ in hidden cards give the same decision.
+    rules = PRESETS["koikoi-japan"]
+    base = shuffled_deal(4, 0)
+    stock = list(base.stock)
+    rng = random.Random(1)
+    tail = stock[12:]
+    rng.shuffle(tail)
+    swapped = Deal(base.hands, base.field, tuple(stock[:12] + tail))
+    choices = []
+    for deal in (base, swapped):
+        state = new_match(rules, 0, [deal], first_dealer=0)
+        searcher = search_bot.Searcher(None, 12, 7)
+        searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+        for event in state.events:
+            searcher.observe({"type": "event", **seat_event(event, 0)})
+        while not (state.turn >= 5 and state.to_move == 0 and state.phase is Phase.PLAY):  # four turns: 4 draws
+            state = apply(state, search_bot.greedy_action(state, legal_actions(state)))
+            for event in state.events:
+                searcher.observe({"type": "event", **seat_event(event, 0)})
+        legal = [search_bot.wire(a) for a in legal_actions(state)]
+        assert state.to_move == 0 and len(legal) > 1
+        request = {"type": "request", "id": 9, "decision": "play", "view": {}, "legal": legal,
+                   "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+        choices.append(searcher.choose(request))
+    assert choices[0] == choices[1]
+
+
+def test_without_a_record_it_falls_back_to_the_heuristic_on_the_view() -> None:
+    searcher = search_bot.Searcher(None, 4, 0)  # no hello: nothing to search from
+    view = {"seat": 1, "hand": ["pine-crane", "plum-chaff-1"], "field": ["pine-chaff-1", "iris-bridge"],
+            "captured": [[], []]}  # fmt: skip
+    legal = [{"play": "pine-crane"}, {"play": "plum-chaff-1"}]
+    request = {"type": "request", "id": 1, "decision": "play", "view": view, "legal": legal}
+    assert searcher.choose(request) == {"play": "pine-crane"}  # the capture of a bright, not a discard
+    koikoi = {"type": "request", "id": 2, "decision": "koikoi", "view": view,
+              "legal": [{"koikoi": False}, {"koikoi": True}]}  # fmt: skip
+    assert searcher.choose(koikoi) == {"koikoi": False}
+
+
+def greedy_request(state: State) -> dict[str, Any]:
+    """The parts of a request that ``greedy_bot.choose`` reads, for the seat to move."""
+    p = state.to_move
+    totals = [score(state.captured[s], state.rules, state.koikoi[s]).total for s in (0, 1)]
+    view = {"seat": p + 1, "round": state.round, "rounds": state.rules.rounds, "hand": ids_of(state.hands[p]),
+            "field": ids_of(state.field), "captured": [ids_of(state.captured[0]), ids_of(state.captured[1])],
+            "scores": list(state.scores), "yaku": [{"total": t} for t in totals]}  # fmt: skip
+    decision = {Phase.PLAY: "play", Phase.DRAW_CHOICE: "capture", Phase.KOIKOI: "koikoi"}[state.phase]
+    return {"decision": decision, "view": view, "legal": [search_bot.wire(a) for a in legal_actions(state)]}
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_the_rollout_policy_is_the_greedy_bot(rules: str) -> None:
+    # The search's model of both seats is greedy_bot.py's policy, move for move.
+    checked = 0
+    for seed in range(6):
+        state = new_match(PRESETS[rules], seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            legal = legal_actions(state)
+            mine = search_bot.wire(search_bot.greedy_action(state, legal))
+            assert mine == greedy_bot.choose(greedy_request(state))
+            checked += 1
+            state = apply(state, rng.choice(legal))
+    assert checked > 50
