@@ -59,6 +59,7 @@ from referee.engine import (
 )
 from referee.engine.cards import KINDS
 from referee.engine.determinize import Record, determinize
+from referee.protocol import seat_event_from_json
 
 MOVE_SHARE = 0.5
 """Share of each decision's ``move_ms`` spent thinking."""
@@ -241,7 +242,7 @@ class Searcher:
             self.record = Record(self.rules, int(msg["seat"]) - 1)
             self.match += 1
         elif self.record is not None:
-            self.record.add(msg)
+            self.record.add(seat_event_from_json(msg))
 
     def budget_s(self, request: Message) -> float:
         """Seconds to think on ``request``: a share of its move time and bank, capped by ``--ms`` (unless ``--cpu``)."""

@@ -45,6 +45,7 @@ from referee.engine import (
     Yaku,
     card,
     ids_of,
+    mask_of_ids,
     visible_event,
 )
 from referee.engine import events as ev
@@ -58,7 +59,7 @@ __all__ = [
     "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
     "full_event_json", "full_event_message", "hello_answer", "hello_message", "json_schema", "legal_action",
     "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
-    "schema_text", "validate_referee_message", "view_json", "wire_seat",
+    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
 ]  # fmt: skip
 
 
@@ -565,6 +566,50 @@ def event_json(event: ev.SeatEvent) -> dict[str, Any]:
     if isinstance(event, ev.SeatMisdeal):
         return {"event": "misdeal", "round": event.round, "reason": event.reason, "field": ids_of(event.field)}
     raise TypeError(f"not an event a seat may see: {event!r}")
+
+
+def seat_event_from_json(data: Mapping[str, Any]) -> ev.SeatEvent:
+    """The engine event of an ``event`` message a seat received (the inverse of :func:`event_json`; seats 1/2
+    become 0/1). For bots written in Python that keep an engine-side record of the match. ``ValueError`` for
+    anything that is not such a message."""
+    try:
+        kind = data["event"]
+        seat = int(data["seat"]) - 1 if "seat" in data else -1
+        if kind in ("play", "draw", "draw_capture"):
+            c, took = card(data["card"]), mask_of_ids(data["captured"])
+            if kind == "play":
+                return ev.Play(seat, c, took)
+            if kind == "draw":
+                return ev.Draw(seat, c, took, bool(data.get("choice", False)))
+            return ev.DrawCapture(seat, c, took)
+        if kind == "yaku":
+            return ev.YakuMade(seat, int(data["points"]), tuple(data["yaku"]), bool(data["last_turn"]))
+        if kind == "koikoi":
+            return ev.KoikoiDecision(seat, bool(data["koikoi"]), int(data["calls"]))
+        if kind == "hand_yaku":
+            return ev.HandYakuMade(seat, str(data["name"]), int(data["points"]))
+        if kind == "round_end":
+            winner = data["winner"]
+            return ev.RoundEnd(
+                int(data["round"]), None if winner is None else int(winner) - 1, int(data["points"]),
+                str(data["reason"]), tuple((str(y["name"]), int(y["points"])) for y in data["yaku"]),
+                (int(data["koikoi_calls"][0]), int(data["koikoi_calls"][1])),
+                (int(data["scores"][0]), int(data["scores"][1])),
+            )  # fmt: skip
+        if kind == "match_end":
+            winner = data["winner"]
+            return ev.MatchEnd(None if winner is None else int(winner) - 1, (int(data["scores"][0]),
+                               int(data["scores"][1])), int(data["rounds"]), str(data["reason"]))  # fmt: skip
+        if kind == "round_start":
+            return ev.SeatRoundStart(
+                int(data["round"]), int(data["dealer"]) - 1, int(data["leader"]) - 1, mask_of_ids(data["hand"]),
+                mask_of_ids(data["field"]), int(data["opponent_hand_size"]), int(data["stock_size"]),
+            )  # fmt: skip
+        if kind == "misdeal":
+            return ev.SeatMisdeal(int(data["round"]), str(data["reason"]), mask_of_ids(data["field"]))
+    except (KeyError, TypeError, IndexError, UnknownCardError) as exc:
+        raise ValueError(f"not a koikoi/1 event: {exc}") from None
+    raise ValueError(f"not a koikoi/1 event: {kind!r}")
 
 
 def full_event_json(event: ev.Event) -> dict[str, Any]:

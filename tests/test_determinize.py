@@ -15,55 +15,30 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.engine import (
-    CARD_IDS,
     PRESETS,
     Deal,
-    Draw,
-    DrawCapture,
     Event,
     HandYakuMade,
-    KoikoiDecision,
-    Misdeal,
     Phase,
-    Play,
-    RoundEnd,
-    RoundStart,
     Rules,
     State,
     apply,
-    ids_of,
     legal_actions,
     new_match,
     observe,
     rules_from_dict,
+    visible_event,
 )
 from referee.engine.determinize import DeterminizeError, Record, determinize
+from referee.protocol import event_json
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 
 def seat_event(event: Event, seat: int) -> dict[str, Any]:
-    """The koikoi/1 event line ``seat`` receives for ``event`` (PROTOCOL.md), for the events a Record reads."""
-    if isinstance(event, RoundStart):
-        return {"event": "round_start", "round": event.round, "dealer": event.dealer + 1, "leader": event.leader + 1,
-                "hand": ids_of(event.hands[seat]), "field": ids_of(event.field),
-                "opponent_hand_size": event.hands[1 - seat].bit_count(), "stock_size": len(event.stock)}  # fmt: skip
-    if isinstance(event, Misdeal):
-        return {"event": "misdeal", "round": event.round, "reason": event.reason, "field": ids_of(event.field)}
-    if isinstance(event, Play | DrawCapture):
-        kind = "play" if isinstance(event, Play) else "draw_capture"
-        return {"event": kind, "seat": event.seat + 1, "card": CARD_IDS[event.card], "captured": ids_of(event.captured)}
-    if isinstance(event, Draw):
-        return {"event": "draw", "seat": event.seat + 1, "card": CARD_IDS[event.card],
-                "captured": ids_of(event.captured), "choice": event.choice}  # fmt: skip
-    if isinstance(event, KoikoiDecision):
-        return {"event": "koikoi", "seat": event.seat + 1, "koikoi": event.koikoi, "calls": event.calls}
-    if isinstance(event, HandYakuMade):
-        return {"event": "hand_yaku", "seat": event.seat + 1, "name": event.name, "points": event.points}
-    if isinstance(event, RoundEnd):
-        return {"event": "round_end", "round": event.round, "scores": list(event.scores)}
-    return {"event": type(event).__name__.lower()}  # yaku, match_end: nothing a Record needs
+    """The koikoi/1 event line ``seat`` receives for ``event`` (without its ``type``), built by the protocol."""
+    return event_json(visible_event(event, seat))
 
 
 FIXED = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -79,7 +54,7 @@ def check_match(rules: Rules, seed: int, chooser: int, samples: int = 2, deals: 
     def feed(s: State) -> None:
         for event in s.events:
             for seat in (0, 1):
-                records[seat].add(seat_event(event, seat))
+                records[seat].add(visible_event(event, seat))
 
     feed(state)
     while not state.is_over:
@@ -137,7 +112,7 @@ def test_the_samples_vary_the_hidden_cards_only() -> None:
     state = new_match(rules, 3)
     record = Record(rules, state.to_move)
     for event in state.events:
-        record.add(seat_event(event, state.to_move))
+        record.add(visible_event(event, state.to_move))
     opponents = {determinize(record, random.Random(k)).hands[1 - state.to_move] for k in range(20)}
     assert len(opponents) > 10  # the opponent's hand is really sampled
     assert state.hands[1 - state.to_move] not in opponents or len(opponents) > 1
@@ -150,11 +125,11 @@ def test_the_capture_model_keeps_the_opponent_from_cards_it_could_have_captured_
         state = new_match(rules, seed, first_dealer=0)
         record = Record(rules, 1)
         for event in state.events:
-            record.add(seat_event(event, 1))
+            record.add(visible_event(event, 1))
         field = state.field
         state = apply(state, legal_actions(state)[0])  # seat 1 plays, then seat 2 (the recorder) must answer
         for event in state.events:
-            record.add(seat_event(event, 1))
+            record.add(visible_event(event, 1))
         if state.events[0].captured or state.to_move != 1:  # type: ignore[union-attr]
             continue
         months = sum(15 << (4 * m) for m in {c // 4 for c in range(48) if field >> c & 1})

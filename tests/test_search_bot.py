@@ -99,7 +99,8 @@ def spied_run(referee: Path, tmp: Path, tag: str, deal: Deal) -> tuple[list[byte
     bot = f"{sys.executable} {spy} {inp} {out} {sys.executable} {BOT} --playouts 6 --ms 600000 --seed 3"
     greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
     play(referee, [greedy, bot], "--rules", "koikoi-japan", "--rounds", "1", "--deals", str(deals),
-         "--first-dealer", "1", "--move-ms", "600000", "--bank-ms", "0")  # fmt: skip
+         "--first-dealer", "1", "--move-ms", "600000", "--bank-ms", "0",
+         "--sandbox", "none")  # fmt: skip  (the spy writes to host files)
     return inp.read_bytes().splitlines(), out.read_bytes().splitlines()
 
 

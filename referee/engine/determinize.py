@@ -23,12 +23,21 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, card, mask_of, mask_of_ids
+from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, mask_of
 from referee.engine.errors import EngineError
+from referee.engine.events import (
+    Draw,
+    DrawCapture,
+    HandYakuMade,
+    KoikoiDecision,
+    MatchEnd,
+    Play,
+    RoundEnd,
+    SeatEvent,
+    SeatRoundStart,
+)
 from referee.engine.rules import CaptureThree, Rules
 from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Deal, State, apply, hand_yaku, new_match
 
@@ -61,7 +70,7 @@ class RoundRecord:
 class Record:
     """What one seat has seen of the current match; feed it every event with :meth:`add`.
 
-    ``seat`` is 0 or 1 (engine numbering); events are wire dicts with seats 1 and 2, as a bot receives them.
+    ``seat`` is 0 or 1 (engine numbering), like the seats of the events it is given.
     """
 
     def __init__(self, rules: Rules, seat: int) -> None:
@@ -80,55 +89,50 @@ class Record:
             return self.rounds[-1]
         return None
 
-    def add(self, event: Mapping[str, Any]) -> None:
-        """Take in one event (``{"event": "play", ...}``; a ``type`` key is ignored). Unknown events are ignored."""
-        kind = event.get("event")
-        if kind == "round_start":
-            dealer, leader = int(event["dealer"]) - 1, int(event["leader"]) - 1
+    def add(self, event: SeatEvent) -> None:
+        """Take in one event as the seat saw it (:func:`referee.engine.visible_event`; a bot reads it from its
+        event line with :func:`referee.protocol.seat_event_from_json`). Events a record does not need are ignored."""
+        if isinstance(event, SeatRoundStart):
             if self.first_dealer is None:
-                self.first_dealer = dealer
-            table = mask_of_ids(event["field"])
-            self.rounds.append(RoundRecord(dealer, leader, mask_of_ids(event["hand"]), table, table=table))
+                self.first_dealer = event.dealer
+            self.rounds.append(RoundRecord(event.dealer, event.leader, event.hand, event.field, table=event.field))
             return
-        if kind == "match_end":
+        if isinstance(event, MatchEnd):
             self.over = True
             return
         r = self.current
         if r is None:
             return  # a misdeal, or an event between rounds: nothing to rebuild from
-        seat = int(event["seat"]) - 1 if "seat" in event else -1
-        if kind == "play":
-            c = card(event["card"])
-            took = mask_of_ids(event["captured"])
+        if isinstance(event, Play):
+            c, took = event.card, event.captured
             mates = r.table & CARD_MONTH_MASK[c]
             n = mates.bit_count()
             target = -1
             if took and (n == 2 or (n == 3 and self.rules.capture_three is CaptureThree.CHOOSE)):
                 target = (took & ~(1 << c)).bit_length() - 1
             r.actions.append(Action(ActionKind.PLAY, c, target))
-            if seat != self.seat:
+            if event.seat != self.seat:
                 r.opponent_played |= 1 << c
                 if not took:
                     r.declined |= _months(r.table)
                     if self.rules.must_match_from_hand:
                         r.forbidden |= _months(r.table)
             r.table = r.table & ~took if took else r.table | 1 << c
-        elif kind == "draw":
-            c = card(event["card"])
+        elif isinstance(event, Draw):
+            c = event.card
             r.drawn.append(c)
-            if not event.get("choice"):
-                took = mask_of_ids(event["captured"])
+            if not event.choice:
+                took = event.captured
                 r.table = r.table & ~took if took else r.table | 1 << c
-        elif kind == "draw_capture":
-            c = card(event["card"])
-            took = mask_of_ids(event["captured"])
+        elif isinstance(event, DrawCapture):
+            c, took = event.card, event.captured
             r.actions.append(Action(ActionKind.CHOOSE, c, (took & ~(1 << c)).bit_length() - 1))
             r.table &= ~took
-        elif kind == "koikoi":
-            r.actions.append(KOIKOI if event["koikoi"] else STOP)
-        elif kind == "hand_yaku":
-            r.hand_yaku = (seat, str(event["name"]))
-        elif kind == "round_end":
+        elif isinstance(event, KoikoiDecision):
+            r.actions.append(KOIKOI if event.koikoi else STOP)
+        elif isinstance(event, HandYakuMade):
+            r.hand_yaku = (event.seat, event.name)
+        elif isinstance(event, RoundEnd):
             r.over = True
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import referee
 from referee.errors import RefereeError
 from referee.seats import sandbox
 from referee.seats.descendants import TOKEN_VAR
@@ -221,6 +222,7 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
             binds.add(value)
     if argv[0] == sys.executable:
         binds |= {sys.prefix, sys.base_prefix}
+    binds.add(str(Path(referee.__file__).resolve().parent))  # its public library (referee.bot) for Python bots
     uid = sandbox.bot_uid(serial) if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
     jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid)
