@@ -43,7 +43,7 @@ from referee.protocol import (
     event_message,
     full_event_message,
     hello_message,
-    legal_action,
+    legal_index,
     new_match_message,
     parse_answer,
     public_event_message,
@@ -138,15 +138,15 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                         detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
                         raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
                 try:
-                    action = legal_action(answer, view.legal, request["legal"])
+                    index = legal_index(answer, request["legal"])
                 except ProtocolError as exc:
                     raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 decisions += 1
                 if writer is not None:
                     writer.write({"type": "decision", "seat": p + 1, "id": rid, "decision": view.decision,
-                                  "legal": request["legal"], "action": request["legal"][view.legal.index(action)],
+                                  "legal": request["legal"], "action": request["legal"][index],
                                   "ms": round(ms, 3)})  # fmt: skip
-                state = apply(state, action)
+                state = apply(state, view.legal[index])
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
             return await _forfeit(seats, config, state, f, writer, decisions, round_ends)

@@ -58,7 +58,7 @@ __all__ = [
     "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_answer", "action_from_json", "action_json",
     "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
     "full_event_json", "full_event_message", "hello_answer", "hello_message", "json_schema", "legal_action",
-    "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
+    "legal_index", "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
     "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
 ]  # fmt: skip
 
@@ -849,6 +849,21 @@ def _answering(msg: BotHello | BotAction, request_id: int) -> BotAction:
     return msg
 
 
+def legal_index(answer: BotAction, legal_json: Sequence[Mapping[str, Any]]) -> int:
+    """The position in ``legal_json`` (a request's ``legal``) of the action the well-formed ``answer`` names.
+
+    Raises :class:`IllegalAction`, whose message lists the legal actions.
+    """
+    action = answer.action_json()
+    try:
+        return legal_json.index(action)
+    except ValueError:
+        shown = json.dumps(action)[:200]
+        raise IllegalAction(
+            f"request {answer.id}: {shown} is not one of the legal actions {list(legal_json)}"[:600]
+        ) from None
+
+
 def legal_action(
     answer: BotAction, legal: Sequence[Action], legal_json: Sequence[Mapping[str, Any]] | None = None
 ) -> Action:
@@ -857,15 +872,7 @@ def legal_action(
     ``legal_json`` is ``[action_json(a) for a in legal]`` when the caller has it (the request's ``legal``).
     Raises :class:`IllegalAction`, whose message lists the legal actions.
     """
-    wire = [action_json(a) for a in legal] if legal_json is None else legal_json
-    action = answer.action_json()
-    try:
-        return legal[wire.index(action)]
-    except ValueError:
-        shown = json.dumps(action)[:200]
-        raise IllegalAction(
-            f"request {answer.id}: {shown} is not one of the legal actions {list(wire)}"[:600]
-        ) from None
+    return legal[legal_index(answer, [action_json(a) for a in legal] if legal_json is None else legal_json)]
 
 
 def check_action(line: bytes | str | BotHello | BotAction, request_id: int, legal: Sequence[Action]) -> Action:

@@ -18,13 +18,11 @@ BOT_ENV_HELP = "NAME=VALUE for the bots' environment (repeat); bots get only PAT
 def sandbox_options(mode: str, bot_env: list[str] | None) -> dict[str, Any]:
     """``PlaySetup`` keywords (``sandbox``, ``bot_env``) for ``--sandbox`` and ``--bot-env``: a one-line error
     (exit 2) when the sandbox asked for cannot work, a one-line warning when ``auto`` runs the bots unsandboxed."""
-    from referee.seats.sandbox import SandboxError, choose, parse_env
+    from referee.seats.sandbox import SandboxError, parse_env, resolve
 
     try:
-        choice = choose(mode)
         env = parse_env(bot_env or ())
+        chosen = resolve(mode, lambda w: typer.echo(f"koikoi-referee: warning: {w}", err=True))
     except SandboxError as exc:
         fail(str(exc))
-    if choice.warning is not None:
-        typer.echo(f"koikoi-referee: warning: {choice.warning}", err=True)
-    return {"sandbox": choice.mode, "bot_env": env}
+    return {"sandbox": chosen, "bot_env": env}

@@ -26,7 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -113,6 +113,15 @@ def choose(mode: str) -> Choice:
     if mode == "bwrap":
         raise SandboxError(f"--sandbox bwrap: {reason}")
     return Choice("none", f"bots run without a sandbox: {reason}")
+
+
+def resolve(mode: str, warn: Callable[[str], None]) -> str:
+    """The sandbox the bots will run in (``bwrap`` or ``none``) for ``--sandbox mode``: :class:`SandboxError`
+    for ``bwrap`` where it cannot work, ``warn`` (one line) when ``auto`` runs the bots unsandboxed."""
+    choice = choose(mode)
+    if choice.warning is not None:
+        warn(choice.warning)
+    return choice.mode
 
 
 def _unavailable() -> str | None:

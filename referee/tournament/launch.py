@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from referee.errors import RefereeError
 from referee.records import TimeControl
-from referee.seats.sandbox import MODES, choose, parse_env
+from referee.seats.sandbox import MODES, parse_env, resolve
 from referee.tournament.config import (
     Format,
     RunOptions,
@@ -185,15 +185,6 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
     )
 
 
-def check_sandbox(mode: str, warn: Callable[[str], None]) -> str:
-    """The sandbox the bots will run in (``bwrap`` or ``none``): :class:`~referee.seats.sandbox.SandboxError`
-    (exit 2) for ``bwrap`` where it cannot work, a warning when ``auto`` runs the bots unsandboxed."""
-    choice = choose(mode)
-    if choice.warning is not None:
-        warn(choice.warning)
-    return choice.mode
-
-
 def run(
     req: Request,
     *,
@@ -225,7 +216,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         if key is None:
             warn(f"{req.resume / RESULTS}: {NO_KEY}")
         store = resume(req.resume, jobs, key)
-        check_sandbox(store.config.sandbox, warn)
+        resolve(store.config.sandbox, warn)
         for w in store.warnings:
             if NO_KEY not in w:
                 warn(w)
@@ -237,7 +228,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             )
         config = build_config(req, secret_seed(req.seed_file, environ))
         # the folder records the sandbox the bots really run in, and a resumed run needs the same
-        config = dataclasses.replace(config, sandbox=check_sandbox(config.sandbox, warn))
+        config = dataclasses.replace(config, sandbox=resolve(config.sandbox, warn))
         if config.seed_drawn and req.shard:
             raise TournamentError(
                 f"--shard needs the seed every shard shares: --seed-file FILE or ${SEED_ENV} (or --seed)"
