@@ -498,18 +498,21 @@ def test_the_seed_is_drawn_at_random_unless_given_and_shards_need_one(tmp_path: 
     assert "--shard needs the seed every shard shares: --seed-file FILE or $KOIKOI_SEED" in err
 
 
+# The end of every spy bot here: it plays the first legal action and leaves at bye.
+ANSWER_FIRST = r"""
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
 ENV_SPY = r"""
 import json, os, sys
 open(sys.argv[1], "a").write(json.dumps(sorted(k for k in os.environ if "SEED" in k)) + "\n")
 for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "hello":
-        print(json.dumps({"type": "hello", "name": "spy"}), flush=True)
-    elif msg["type"] == "request":
-        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
-    elif msg["type"] == "bye":
-        break
-"""
+        print(json.dumps({"type": "hello", "name": "spy"}), flush=True)""" + ANSWER_FIRST
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -548,12 +551,7 @@ for line in sys.stdin:
         log.write(msg["match"]["id"] + "\n")
         log.flush()
         if msg["type"] == "hello":
-            print(json.dumps({"type": "hello", "name": "spy"}), flush=True)
-    elif msg["type"] == "request":
-        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
-    elif msg["type"] == "bye":
-        break
-"""
+            print(json.dumps({"type": "hello", "name": "spy"}), flush=True)""" + ANSWER_FIRST
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
