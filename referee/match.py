@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from referee.protocol import (
     public_event_message,
     request_message,
 )
-from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
+from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
 
 __all__ = [
     "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "SeatFactory", "Termination",
@@ -104,6 +105,8 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
     round_ends: list[dict[str, Any]] = []
     decisions = 0
+    times: tuple[list[float], list[float]] = ([], [])  # each seat's decision times (ms)
+    bank = [float(tc.bank_ms), float(tc.bank_ms)]
     try:
         if writer is not None:
             writer.header(
@@ -116,7 +119,6 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         try:
             await _handshake(seats, config, writer)
             await _send_events(seats, state.events, writer, round_ends)
-            bank = [float(tc.bank_ms), float(tc.bank_ms)]
             move_ms = tc.move_ms
             while not state.is_over:
                 p = state.to_move
@@ -126,6 +128,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     line, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
+                times[p].append(ms)
                 rid = request["id"]
                 try:
                     answer = parse_answer(line, rid)
@@ -149,7 +152,8 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 state = apply(state, view.legal[index])
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
-            return await _forfeit(seats, config, state, f, writer, decisions, round_ends)
+            result = await _forfeit(seats, config, state, f, writer, decisions, round_ends)
+            return dataclasses.replace(result, seat_stats=_seat_stats(seats, times, bank))
         await _flush(seats)
         winner = state.winner
         end = state.events[-1]
@@ -157,6 +161,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
             (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
+            seat_stats=_seat_stats(seats, times, bank),
         )  # fmt: skip
         if writer is not None:
             writer.write(_result_line(result))
@@ -164,6 +169,19 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     finally:
         if writer is not None:
             writer.close()
+
+
+def _seat_stats(
+    seats: tuple[Seat, Seat], times: tuple[list[float], list[float]], bank: list[float]
+) -> tuple[SeatStats, SeatStats]:
+    """Each seat's decision times, bank left and peak memory (of a bot process) in this match."""
+
+    def one(i: int) -> SeatStats:
+        seat = seats[i]
+        peak = seat.process.peak_memory if isinstance(seat, BotSeat) else 0
+        return SeatStats.of_times(times[i], max(bank[i], 0.0) if seat.timed else None, peak)
+
+    return one(0), one(1)
 
 
 async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: ReplayWriter | None) -> None:

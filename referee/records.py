@@ -8,6 +8,7 @@ are its only serialisation (seats 0/1 inside, 1/2 on the way out). The shape fol
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -95,6 +96,80 @@ class Forfeit:
         return cls(seat - 1, failure, detail)
 
 
+TIME_BUCKET_RATIO = 2 ** 0.25
+"""The ratio of one decision-time bucket's upper edge to its lower edge (19%)."""
+
+TIME_BUCKET_START_MS = 0.05
+"""The upper edge of the first decision-time bucket; bucket ``k`` holds times up to ``START * RATIO**k``."""
+
+
+def time_bucket(ms: float) -> int:
+    """The decision-time bucket of ``ms`` milliseconds (a fixed log scale, so summaries merge by adding)."""
+    if ms <= TIME_BUCKET_START_MS:
+        return 0
+    return max(0, math.ceil(math.log(ms / TIME_BUCKET_START_MS, TIME_BUCKET_RATIO) - 1e-9))
+
+
+def bucket_upper_ms(k: int) -> float:
+    """The upper edge of decision-time bucket ``k`` in milliseconds."""
+    return TIME_BUCKET_START_MS * TIME_BUCKET_RATIO**k
+
+
+@dataclass(frozen=True)
+class SeatStats:
+    """What one seat did in a match: its decisions, their total and longest time, the time bank it had left at
+    the end (the lowest, as the bank only shrinks), a histogram of its decision times (bucket -> count, see
+    :func:`time_bucket`) and the peak memory of its processes (bytes, sampled; 0 when not measured)."""
+
+    decisions: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    bank_left_ms: float | None = None  # None: the seat has no clock (a human)
+    histogram: dict[int, int] = field(default_factory=dict)
+    peak_memory: int = 0
+
+    @classmethod
+    def of_times(cls, times: list[float], bank_left_ms: float | None, peak_memory: int = 0) -> SeatStats:
+        """The stats of a seat's decision ``times`` (ms)."""
+        hist: dict[int, int] = {}
+        for t in times:
+            k = time_bucket(t)
+            hist[k] = hist.get(k, 0) + 1
+        return cls(len(times), sum(times), max(times, default=0.0), bank_left_ms, hist, peak_memory)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``results.jsonl`` form (histogram keys as strings, JSON's only key type)."""
+        return {
+            "decisions": self.decisions,
+            "total_ms": round(self.total_ms, 3),
+            "max_ms": round(self.max_ms, 3),
+            "bank_left_ms": None if self.bank_left_ms is None else round(self.bank_left_ms, 3),
+            "histogram": {str(k): v for k, v in sorted(self.histogram.items())},
+            "peak_memory": self.peak_memory,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> SeatStats:
+        """The inverse of :meth:`to_json` (``ValueError`` for anything else)."""
+        if not isinstance(data, dict):
+            raise ValueError("seat stats are an object")
+        hist = data.get("histogram", {})
+        numbers = [data.get(k, 0) for k in ("total_ms", "max_ms")]
+        bank = data.get("bank_left_ms")
+        if (
+            type(data.get("decisions", 0)) is not int
+            or type(data.get("peak_memory", 0)) is not int
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in numbers)
+            or not (bank is None or (isinstance(bank, int | float) and not isinstance(bank, bool)))
+            or not isinstance(hist, dict)
+            or not all(isinstance(k, str) and k.isdigit() and type(v) is int for k, v in hist.items())
+        ):
+            raise ValueError("malformed seat stats")
+        return cls(data.get("decisions", 0), float(numbers[0]), float(numbers[1]),
+                   None if bank is None else float(bank), {int(k): v for k, v in hist.items()},
+                   data.get("peak_memory", 0))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """How a match ended. Seats are 0/1 here and 1/2 in :meth:`to_json`."""
@@ -109,6 +184,7 @@ class MatchResult:
     seed: int
     decisions: int
     round_ends: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # public round_end events
+    seat_stats: tuple[SeatStats, ...] = field(default=(), compare=False)  # per seat; () in older results
 
     def to_json(self) -> dict[str, Any]:
         """Machine-readable form with seats numbered 1 and 2 and the seed as a string (JavaScript readers round
@@ -124,6 +200,7 @@ class MatchResult:
             "seed": str(self.seed),
             "decisions": self.decisions,
             "round_ends": list(self.round_ends),
+            **({"seat_stats": [s.to_json() for s in self.seat_stats]} if self.seat_stats else {}),
         }
 
     @classmethod
@@ -152,6 +229,9 @@ class MatchResult:
             round_ends = data.get("round_ends", [])
             if not isinstance(round_ends, list) or not all(isinstance(e, dict) for e in round_ends):
                 raise ValueError("round_ends is a list of objects")
+            stats = data.get("seat_stats", [])
+            if not isinstance(stats, list) or len(stats) not in (0, 2):
+                raise ValueError("seat_stats is a list of two objects")
             return cls(
                 match_id=match_id,
                 winner=None if winner is None else winner - 1,
@@ -163,6 +243,7 @@ class MatchResult:
                 seed=seed,
                 decisions=decisions,
                 round_ends=tuple(round_ends),
+                seat_stats=tuple(SeatStats.from_json(x) for x in stats),
             )
         except KeyError as exc:
             raise ValueError(f"missing field {exc.args[0]!r}") from None

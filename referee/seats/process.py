@@ -224,6 +224,7 @@ class BotProcess:
         self._watch_task: asyncio.Task[None] | None = None
         self._memory_task: asyncio.Task[None] | None = None
         self.killed_for: str | None = None  # why the referee killed the bot (its memory), if it did
+        self.peak_memory = 0  # the most resident memory (bytes) its processes held together, as sampled
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
@@ -318,6 +319,7 @@ class BotProcess:
         with contextlib.suppress(asyncio.CancelledError):
             while pid is not None and self._proc is not None and self._proc.returncode is None:
                 used = await loop.run_in_executor(None, lambda: desc.resident_bytes(desc.tree(pid)))
+                self.peak_memory = max(self.peak_memory, used)
                 if used > limit:
                     self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
                     self._signal_group(signal.SIGKILL)
