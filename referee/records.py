@@ -96,7 +96,7 @@ class Forfeit:
         return cls(seat - 1, failure, detail)
 
 
-TIME_BUCKET_RATIO = 2 ** 0.25
+TIME_BUCKET_RATIO = 2**0.25
 """The ratio of one decision-time bucket's upper edge to its lower edge (19%)."""
 
 TIME_BUCKET_START_MS = 0.05
@@ -135,7 +135,8 @@ class SeatStats:
         for t in times:
             k = time_bucket(t)
             hist[k] = hist.get(k, 0) + 1
-        return cls(len(times), sum(times), max(times, default=0.0), bank_left_ms, hist, peak_memory)
+        bank = None if bank_left_ms is None else round(bank_left_ms, 3)  # as written: a result read back is equal
+        return cls(len(times), round(sum(times), 3), round(max(times, default=0.0), 3), bank, hist, peak_memory)
 
     def to_json(self) -> dict[str, Any]:
         """The ``results.jsonl`` form (histogram keys as strings, JSON's only key type)."""

@@ -21,9 +21,12 @@ from referee.replay.pictures import ViewerError, build_steps, result_text
 from referee.replay.writer import FORMAT
 
 __all__ = [
-    "ViewerError", "build_steps", "embed_json", "find_replays", "render_html", "result_text", "write_html",
-    "write_index",
+    "ViewerError", "asset", "build_steps", "embed_json", "fill", "find_replays", "nav_links", "render_html",
+    "result_text", "write_html", "write_index",
 ]  # fmt: skip
+
+TOURNAMENT_DESCRIPTION = "tournament.json"
+"""A folder holding this file is a tournament's: :func:`write_index` writes its pages."""
 
 REPLAY_FORMAT = FORMAT
 """The format a file's first line must name to be listed by :func:`find_replays`."""
@@ -42,35 +45,52 @@ def embed_json(data: Any) -> str:
     return text
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """The text of the viewer asset ``name`` (shipped in the package)."""
     return resources.files("referee").joinpath("replay", "assets", name).read_text(encoding="utf-8")
 
 
-def _fill(template: str, values: dict[str, str]) -> str:
+def fill(template: str, values: dict[str, str]) -> str:
     """Replace ``@@NAME@@`` markers in one pass, so a value is never searched for further markers."""
     return re.sub(r"@@([A-Z]+)@@", lambda m: values[m.group(1)], template)
 
 
-def render_html(data: dict[str, Any], *, seat: int | None = None) -> str:
+def nav_links(links: list[tuple[str, str]]) -> str:
+    """Links (target, text) as the HTML of a page's navigation line; targets and texts are escaped."""
+    return " · ".join(f'<a href="{html.escape(quote(href))}">{html.escape(text)}</a>' for href, text in links)
+
+
+def render_html(data: dict[str, Any], *, seat: int | None = None, nav: str = "") -> str:
     """The viewer page of :func:`build_steps` data; ``seat`` (1 or 2) opens it from that seat's side (a page
-    built for one seat is only ever shown from that side)."""
+    built for one seat is only ever shown from that side); ``nav`` is the HTML of a navigation line (see
+    :func:`nav_links`) shown above the title."""
     match = data["match"]
     title = f"{match['names'][0]} vs {match['names'][1]} — {match['id']}"
-    return _fill(_asset("page.html"), {
+    return fill(asset("page.html"), {
         "TITLE": html.escape(title),
-        "CSS": _asset("viewer.css"),
-        "JS": _asset("viewer.js"),
+        "CSS": asset("viewer.css"),
+        "JS": asset("viewer.js"),
         "DATA": embed_json(data),
         "SEAT": "all" if seat is None else str(seat),
+        "NAV": nav,
     })  # fmt: skip
 
 
-def write_html(replay: Path, out: Path, *, seat: int | None = None, key: bytes | None = None) -> dict[str, Any]:
+def write_html(
+    replay: Path,
+    out: Path,
+    *,
+    seat: int | None = None,
+    key: bytes | None = None,
+    names: tuple[str, str] | None = None,
+    nav: str = "",
+) -> dict[str, Any]:
     """Write the viewer page of the replay file ``replay`` to ``out`` (as ``seat`` saw it, or in full); returns
-    the match facts. With ``key``, the replay's signature chain is checked too."""
-    data = build_steps(replay, seat, key)
+    the match facts. With ``key``, the replay's signature chain is checked too; ``names`` and ``nav`` are
+    those of :func:`build_steps` and :func:`render_html`."""
+    data = build_steps(replay, seat, key, names)
     try:
-        out.write_text(render_html(data, seat=seat), encoding="utf-8")
+        out.write_text(render_html(data, seat=seat, nav=nav), encoding="utf-8")
     except OSError as exc:
         raise ViewerError(f"{out}: cannot write: {exc}") from None
     facts: dict[str, Any] = data["match"]
@@ -102,10 +122,16 @@ def write_index(folder: Path) -> Path:
     """Write a page per replay under ``folder`` (next to it, as ``.html``) and ``folder/index.html``
     linking them.
 
-    A replay that cannot be shown is listed with its error instead of a link.
+    A replay that cannot be shown is listed with its error instead of a link. A tournament's folder gets the
+    tournament's pages instead (:func:`referee.tournament.pages.write_site`): its home page and a page per
+    match, under the tournament's names for its bots.
     """
     if not folder.is_dir():
         raise ViewerError(f"{folder}: not a folder")
+    if (folder / TOURNAMENT_DESCRIPTION).is_file():
+        from referee.tournament.pages import write_site  # the tournament layer, above this one, when present
+
+        return write_site(folder)
     rows: list[str] = []
     for replay in find_replays(folder):
         rel = replay.relative_to(folder).as_posix()
@@ -122,8 +148,8 @@ def write_index(folder: Path) -> Path:
         rows.append(_row(cells, f'data-match="{html.escape(m["id"])}"'))
     body = "\n".join(rows) or '<tr><td colspan="6">No replays found.</td></tr>'
     index = folder / "index.html"
-    page_html = _fill(_asset("index.html"), {"TITLE": html.escape(f"Replays in {folder.name}"), "ROWS": body,
-                                              "CSS": _asset("viewer.css")})  # fmt: skip
+    page_html = fill(asset("index.html"), {"TITLE": html.escape(f"Replays in {folder.name}"), "ROWS": body,
+                                              "CSS": asset("viewer.css")})  # fmt: skip
     try:
         index.write_text(page_html, encoding="utf-8")
     except OSError as exc:

@@ -165,14 +165,21 @@ def _shown(p: dict[str, Any]) -> set[str]:
     return cards
 
 
-def build_steps(replay: Path | str, seat: int | None = None, key: bytes | None = None) -> dict[str, Any]:
+def build_steps(
+    replay: Path | str, seat: int | None = None, key: bytes | None = None, names: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """The page data of a replay file: match facts, how to draw cards, and one picture per engine position,
-    as ``seat`` (1 or 2; None: full information) saw it. :class:`ViewerError` (one line) for a replay that is
-    unreadable, malformed or not what the engine plays."""
+    as ``seat`` (1 or 2; None: full information) saw it. ``names`` are the seats' names to show (a
+    tournament's names for its bots); by default the names the bots gave in ``hello``. :class:`ViewerError`
+    (one line) for a replay that is unreadable, malformed or not what the engine plays."""
     if seat not in (None, 1, 2):
         raise ValueError("seat must be 1, 2 or None")
     me = None if seat is None else seat - 1
     sim = Simulation(replay, key)
+
+    def shown_names() -> list[str]:
+        return list(names) if names is not None else sim.names
+
     header: Header | None = None
     result: Result | None = None
     steps: list[dict[str, Any]] = []
@@ -183,7 +190,7 @@ def build_steps(replay: Path | str, seat: int | None = None, key: bytes | None =
     def emit(state: State) -> None:
         if len(steps) >= MAX_STEPS:
             raise ViewerError(f"{replay}: more than {MAX_STEPS} steps")
-        teller = _Teller(sim.names)
+        teller = _Teller(shown_names())
         text = " ".join(teller.tell(e) for e in events)
         p = picture(state, me)
         shown = _shown(p)
@@ -216,10 +223,10 @@ def build_steps(replay: Path | str, seat: int | None = None, key: bytes | None =
         emit(before)
     if not steps:
         raise ViewerError(f"{replay}: the replay holds no event")
-    end = _ending(result, sim.names, me)
+    end = _ending(result, shown_names(), me)
     if end:
         steps.append({**steps[-1], "text": end, "actor": None, "marked": []})
-    return {"match": _facts(header, sim.names, result, seat), "cards": card_parts(), "steps": steps}
+    return {"match": _facts(header, shown_names(), result, seat), "cards": card_parts(), "steps": steps}
 
 
 def _ending(result: Result | None, names: list[str], seat: int | None) -> str:

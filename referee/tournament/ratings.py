@@ -137,9 +137,7 @@ def _softplus(x: float) -> float:
     return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
 
 
-def _derivatives(
-    r: list[float], terms: list[tuple[int, int, float, float]]
-) -> tuple[list[float], list[list[float]]]:
+def _derivatives(r: list[float], terms: list[tuple[int, int, float, float]]) -> tuple[list[float], list[list[float]]]:
     """The gradient and the negative Hessian (the Fisher information) of the log-likelihood at ``r``."""
     n = len(r)
     grad = [0.0] * n

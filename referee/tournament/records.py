@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from referee.records import Failure, MatchResult
+from referee.records import Failure, MatchResult, SeatStats, bucket_upper_ms
+from referee.tournament.ratings import TOO_FEW, Rating
 from referee.tournament.schedule import MatchSpec
-from referee.tournament.stats import Estimate, estimate, pentanomial
+from referee.tournament.stats import Estimate, estimate_of_sums, pentanomial
 
 
 class Column(StrEnum):
@@ -161,8 +162,67 @@ def _num(x: float, digits: int = 1) -> float | None:
 
 
 @dataclass
+class BotStats:
+    """Running per-bot statistics over its matches: decisions, decision times (a fixed log-scale histogram
+    for the 95th percentile, so memory stays bounded), the lowest time bank left, peak memory, forfeits."""
+
+    decisions: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    bank_left_ms: float | None = None  # the lowest at the end of a match; None: never measured
+    histogram: dict[int, int] = field(default_factory=dict)
+    peak_memory: int = 0  # bytes
+    forfeits: dict[Failure, int] = field(default_factory=dict)
+
+    def add(self, seat: SeatStats) -> None:
+        """Fold in one match's stats of this bot's seat."""
+        self.decisions += seat.decisions
+        self.total_ms += seat.total_ms
+        self.max_ms = max(self.max_ms, seat.max_ms)
+        if seat.bank_left_ms is not None:
+            low = self.bank_left_ms
+            self.bank_left_ms = seat.bank_left_ms if low is None else min(low, seat.bank_left_ms)
+        for k, v in seat.histogram.items():
+            self.histogram[k] = self.histogram.get(k, 0) + v
+        self.peak_memory = max(self.peak_memory, seat.peak_memory)
+
+    @property
+    def mean_ms(self) -> float | None:
+        """The mean decision time."""
+        return self.total_ms / self.decisions if self.decisions else None
+
+    @property
+    def p95_ms(self) -> float | None:
+        """The 95th percentile of decision times: the upper edge of its histogram bucket (at most 19% above
+        the true figure), never above the longest time."""
+        n = sum(self.histogram.values())
+        if n == 0:
+            return None
+        seen = 0
+        for k in sorted(self.histogram):
+            seen += self.histogram[k]
+            if seen >= 0.95 * n:
+                return min(bucket_upper_ms(k), self.max_ms)
+        return self.max_ms  # pragma: no cover - the loop always reaches n
+
+    def to_json(self) -> dict[str, Any]:
+        """The statistics columns of a standings entry."""
+        mean, p95 = self.mean_ms, self.p95_ms
+        return {
+            "decisions": self.decisions,
+            "mean_ms": None if mean is None else round(mean, 2),
+            "p95_ms": None if p95 is None else round(p95, 2),
+            "max_ms": round(self.max_ms, 2),
+            "min_bank_ms": None if self.bank_left_ms is None else round(self.bank_left_ms),
+            "peak_memory_mb": round(self.peak_memory / (1 << 20), 1),
+            "forfeits": {f.value: n for f, n in sorted(self.forfeits.items())},
+        }
+
+
+@dataclass
 class BotRow:
-    """One line of the standings table."""
+    """One line of the standings table: results, pair scores (as running sums), the joint rating, the
+    likelihood of superiority over the next bot, and the statistics of its play."""
 
     name: str
     games: int = 0
@@ -170,21 +230,34 @@ class BotRow:
     draws: int = 0
     losses: int = 0
     failures: dict[Column, int] = field(default_factory=lambda: dict.fromkeys(Column, 0))
-    pair_scores: list[float] = field(default_factory=list)
+    pairs: int = 0  # pair scores counted (a pair still open counts its one game)
+    pair_sum: float = 0.0
+    pair_squares: float = 0.0
+    stats: BotStats = field(default_factory=BotStats)
+    rating: Rating | None = None
+    los: float | None = None  # likelihood of superiority over the next bot in the standings
 
     @property
     def points(self) -> float:
         """Wins plus half the draws."""
         return self.wins + self.draws / 2
 
+    def add_pair_score(self, score: float) -> None:
+        """Count one pair score (the mean of this bot's points in the pair's games)."""
+        self.pairs += 1
+        self.pair_sum += score
+        self.pair_squares += score * score
+
     @property
     def estimate(self) -> Estimate | None:
-        """Score rate and Elo difference against its opponents, from its pair scores."""
-        return estimate(self.pair_scores)
+        """Score rate against its opponents, with its 95% interval, from its pair scores."""
+        return estimate_of_sums(self.pairs, self.pair_sum, self.pair_squares)
 
     def to_json(self) -> dict[str, Any]:
-        """The standings entry (also the ``standings.csv`` row)."""
+        """The standings entry (``standings.csv`` flattens it, see :meth:`csv_row`)."""
         est = self.estimate
+        r = self.rating
+        enough = r is not None and r.enough
         return {
             "name": self.name,
             "games": self.games,
@@ -195,27 +268,50 @@ class BotRow:
             "score": round(est.score, 4) if est else None,
             "score_low": round(est.low, 4) if est else None,
             "score_high": round(est.high, 4) if est else None,
-            "elo": _num(est.elo) if est else None,
-            "elo_error": _num(est.elo_error) if est else None,
+            "elo": _num(r.elo) if r and enough else None,
+            "elo_error": _num(r.error) if r and enough else None,
+            "elo_note": None if enough else TOO_FEW,
+            "los": None if self.los is None else round(self.los, 4),
+            **self.stats.to_json(),
             **{c.value: self.failures[c] for c in Column},
         }
+
+    def csv_row(self) -> dict[str, Any]:
+        """The ``standings.csv`` row: the entry with its forfeits by reason as ``reason:count`` words."""
+        row = self.to_json()
+        row["forfeits"] = " ".join(f"{k}:{v}" for k, v in row["forfeits"].items())
+        return row
 
 
 @dataclass
 class PairingRow:
-    """One pairing's head-to-head result from its first bot's side, per match and per pair."""
+    """One pairing's head-to-head result from its first bot's side, per match and per complete pair."""
 
     first: str
     second: str
     wins: int = 0
     draws: int = 0
     losses: int = 0
-    pair_points: list[float] = field(default_factory=list)  # first bot's points in each complete pair (0..2)
+    pentanomial: list[int] = field(default_factory=lambda: [0] * 5)  # complete pairs by first's points 0..2
+
+    def add_pair(self, points: float) -> None:
+        """Count one complete pair in which the first bot made ``points`` (0 to 2)."""
+        self.pentanomial[pentanomial([points]).index(1)] += 1
 
     @property
-    def pentanomial(self) -> list[int]:
-        """Counts of complete pairs by the first bot's pair points 0, 1/2, 1, 3/2, 2."""
-        return pentanomial(self.pair_points)
+    def pairs(self) -> int:
+        """Complete pairs counted."""
+        return sum(self.pentanomial)
+
+    @property
+    def games(self) -> int:
+        """Games played."""
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float | None:
+        """The first bot's score rate over the games (None before any)."""
+        return (self.wins + self.draws / 2) / self.games if self.games else None
 
     def to_json(self) -> dict[str, Any]:
         """The ``pairings`` entry of ``standings.json``."""
@@ -225,8 +321,8 @@ class PairingRow:
             "wins": self.wins,
             "draws": self.draws,
             "losses": self.losses,
-            "pairs": len(self.pair_points),
-            "pentanomial": self.pentanomial,
+            "pairs": self.pairs,
+            "pentanomial": list(self.pentanomial),
         }
 
 

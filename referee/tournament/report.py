@@ -10,12 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from pathlib import Path
 from typing import Any
 
+from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.config import TournamentConfig
-from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, BotRow, Column, Record
+from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
+from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, Record
 from referee.tournament.standings import Standings
 from referee.tournament.store import FORMAT, write_atomic
 
@@ -38,59 +39,54 @@ def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int
     }
 
 
+RATING_MODEL = {
+    "model": "Bradley-Terry maximum likelihood over all pairings, a draw is half a win (Elo scale, mean 0)",
+    "prior_draws_per_pairing": PRIOR_DRAWS,
+    "min_games": MIN_GAMES,
+    "interval": "95%, from the Fisher information",
+}
+"""What ``standings.json`` says of how its ratings are computed (see :mod:`referee.tournament.ratings`)."""
+
+
 def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     """The whole report as one JSON document; ``meta`` (fingerprint, seed, complete, ...) goes first."""
     return {
         **meta,
         "matches": st.matches,
-        "standings": [b.to_json() for b in st.bots],
+        "standings": [{"rank": i, **b.to_json()} for i, b in enumerate(st.bots, 1)],
         "pairings": [p.to_json() for p in st.pairings],
         "sprt": st.sprt.to_json() if st.sprt else None,
+        "ratings": RATING_MODEL,
         "pairs": [p.to_json() for p in st.pairs],
     }
 
 
-def _elo_text(row: BotRow) -> str:
-    est = row.estimate
-    if est is None:
-        return "-"
-    elo, err = est.elo, est.elo_error
-    if not math.isfinite(elo):
-        return "+inf" if elo > 0 else "-inf"
-    return f"{elo:+.0f} ± {err:.0f}" if math.isfinite(err) else f"{elo:+.0f} ± inf"
+def _grid(head: list[str], rows: list[list[str]], left: set[int]) -> str:
+    widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
+    return "\n".join(
+        "  ".join(cell.ljust(widths[c]) if c in left else cell.rjust(widths[c]) for c, cell in enumerate(r)).rstrip()
+        for r in [head, *rows]
+    )
 
 
 UNSANDBOXED = "the bots ran without a sandbox (--sandbox none): they could read and signal anything the referee can"
 
 
 def table(st: Standings, sandbox: str = "bwrap") -> str:
-    """The standings as a plain-text table (one bot a line, best first), with a last line when the bots ran
-    without a sandbox."""
-    head = ["#", "bot", "games", "W", "D", "L", "points", "score (95%)", "Elo", *COLUMN_TITLES.values()]
-    rows = []
-    for i, b in enumerate(st.bots, 1):
-        est = b.estimate
-        score = f"{est.score * 100:.1f}% [{est.low * 100:.1f}, {est.high * 100:.1f}]" if est else "-"
-        counts = [str(b.failures[c]) for c in COLUMN_TITLES]
-        rows.append([str(i), b.name, str(b.games), str(b.wins), str(b.draws), str(b.losses), f"{b.points:g}",
-                     score, _elo_text(b), *counts])  # fmt: skip
-    widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
-    left = {1}
-    lines = [
-        "  ".join(cell.ljust(widths[c]) if c in left else cell.rjust(widths[c]) for c, cell in enumerate(r)).rstrip()
-        for r in [head, *rows]
-    ]
-    out = "\n".join(lines)
+    """The standings as plain text: the leaderboard (one bot a line, best first, forfeits by column last), the
+    head-to-head lines, the SPRT, the per-bot statistics, and a last line when the bots ran without a
+    sandbox."""
+    head = [*LEADERBOARD_HEAD, *COLUMN_TITLES.values()]
+    rows = [[*leaderboard_cells(i, b), *(str(b.failures[c]) for c in COLUMN_TITLES)] for i, b in enumerate(st.bots, 1)]
+    out = _grid(head, rows, {1})
     for p in st.pairings:
-        if p.wins + p.draws + p.losses:
+        if p.games:
             ptn = " ".join(str(c) for c in p.pentanomial)
-            out += (
-                f"\n{p.first} vs {p.second}: +{p.wins} ={p.draws} -{p.losses}"
-                f"  pairs {len(p.pair_points)}, pentanomial [{ptn}]"
-            )
+            out += f"\n{p.first} vs {p.second}: +{p.wins} ={p.draws} -{p.losses}  pairs {p.pairs}, pentanomial [{ptn}]"
     if st.sprt:
         s = st.sprt
         out += f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
+    out += "\n\n" + _grid(STATS_HEAD, [stats_cells(b) for b in st.bots], {0, 7})
     if sandbox == "none":
         out += f"\n{UNSANDBOXED}"
     return out
@@ -106,11 +102,12 @@ def _csv(rows: list[dict[str, Any]], fields: list[str]) -> str:
 
 
 def write_report(root: Path, st: Standings, records: list[Record], meta: dict[str, Any]) -> None:
-    """Write standings.json, standings.csv, pairs.csv and matches.csv into ``root``."""
+    """Write standings.json, standings.csv, pairs.csv and matches.csv into ``root`` (the home page and match
+    pages are :func:`referee.tournament.pages.write_site`'s)."""
     doc = to_json(st, meta)
     write_atomic(root / "standings.json", json.dumps(doc, indent=1) + "\n")
-    bots = doc["standings"]
-    write_atomic(root / "standings.csv", _csv(bots, list(bots[0]) if bots else ["name"]))
+    rows = [{"rank": i, **b.csv_row()} for i, b in enumerate(st.bots, 1)]
+    write_atomic(root / "standings.csv", _csv(rows, list(rows[0]) if rows else ["rank", "name"]))
     write_atomic(root / "pairs.csv", _csv([p.csv_row() for p in st.pairs], PAIR_FIELDS))
     ordered = sorted(records, key=lambda r: r.spec.index)
     write_atomic(root / "matches.csv", _csv([r.csv_row() for r in ordered], MATCH_FIELDS))

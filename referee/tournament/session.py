@@ -17,8 +17,8 @@ from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, check_size
-from referee.tournament.standings import Standings, compute
-from referee.tournament.stats import SprtState, sprt
+from referee.tournament.standings import Standings, Tally, compute
+from referee.tournament.stats import SprtState
 from referee.tournament.store import RESULTS, Store, output_error
 
 __all__ = ["EXIT_GATE", "EXIT_OK", "Outcome", "default_jobs", "judge", "play", "resume", "start", "summarize"]
@@ -77,28 +77,22 @@ def resume(root: Path, jobs: int, key: bytes | None = None) -> Store:
 
 
 class _SprtTracker:
-    """Pentanomial counts of complete pairs of the first pairing, updated match by match."""
+    """The SPRT of the first pairing, updated match by match on its complete pairs only (a pair's first game
+    waits for its second)."""
 
     def __init__(self, store: Store) -> None:
         self.params = store.options.sprt
-        self.first = store.config.hero
-        self.partial: dict[int, float] = {}
-        self.counts = [0] * 5
+        self.tally = Tally(store.config)
         self.decided = False
         for rec in sorted(store.records.values(), key=lambda r: r.spec.index):
             self.add(rec)
 
     def add(self, rec: Record) -> None:
-        if self.params is None or rec.spec.pairing != 0:
+        if self.params is None:
             return
-        pts = rec.points_of(self.first)
-        if rec.spec.pair not in self.partial:
-            self.partial[rec.spec.pair] = pts
-            return
-        total = self.partial.pop(rec.spec.pair) + pts
-        self.counts[round(total * 2)] += 1
-        p = self.params
-        if sprt(self.counts, p.elo0, p.elo1, p.alpha, p.beta).state is not SprtState.CONTINUE:
+        before = self.tally.prows[0].pairs
+        self.tally.add(rec)
+        if self.tally.prows[0].pairs > before and self.tally.sprt(self.params).state is not SprtState.CONTINUE:
             self.decided = True
 
 

@@ -55,11 +55,16 @@ class Estimate:
 
 def estimate(pair_scores: Sequence[float]) -> Estimate | None:
     """Mean and 95% normal interval of pair scores (each in 0..1); None without samples."""
-    n = len(pair_scores)
+    return estimate_of_sums(len(pair_scores), sum(pair_scores), sum(x * x for x in pair_scores))
+
+
+def estimate_of_sums(n: int, total: float, squares: float) -> Estimate | None:
+    """:func:`estimate` from running totals: ``n`` pair scores, their sum and the sum of their squares (so a
+    running tournament keeps three numbers per bot, not every pair score)."""
     if n == 0:
         return None
-    mean = sum(pair_scores) / n
-    var = sum((x - mean) ** 2 for x in pair_scores) / n
+    mean = total / n
+    var = max(0.0, squares / n - mean * mean)
     half = Z95 * math.sqrt(var / n)
     return Estimate(mean, max(0.0, mean - half), min(1.0, mean + half), n)
 
