@@ -145,14 +145,17 @@ def _history_svg(st: Standings, records: Sequence[Record]) -> str:
         f'<text x="{(left + w - right) / 2:.0f}" y="{h - 8}" text-anchor="middle" fill="#cfe3d4" font-size="11">'
         f"matches played (0 to {xmax}); Elo, mean 0</text>",
     ]
+    label_y: dict[str, float] = {}
+    below = -1e9
+    for name in sorted(names, key=lambda n: -history[-1][1][n]):  # labels top-down, at least 13 px apart
+        below = label_y[name] = max(y(history[-1][1][name]) + 4, below + 13)
     for k, name in enumerate(names):
         colour = COLOURS[k % len(COLOURS)]
         pts = " ".join(f"{x(n):.1f},{y(elos[name]):.1f}" for n, elos in history)
         parts.append(f'<polyline data-bot="{_e(name)}" fill="none" stroke="{colour}" stroke-width="2" points="{pts}"/>')
-        last = history[-1][1][name]
         parts.append(
-            f'<text x="{w - right + 6}" y="{y(last) + 4:.1f}" fill="{colour}" font-size="12">'
-            f"{_e(name)} {last:+.0f}</text>"
+            f'<text x="{w - right + 6}" y="{label_y[name]:.1f}" fill="{colour}" font-size="12">'
+            f"{_e(name)} {history[-1][1][name]:+.0f}</text>"
         )
     parts.append("</svg>")
     return "\n".join(parts)
