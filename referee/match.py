@@ -74,6 +74,7 @@ class MatchConfig:
     time: TimeControl = TimeControl()  # noqa: RUF009 - frozen, so one shared default is safe
     replay_path: Path | None = None
     replay_key: bytes | None = field(default=None, repr=False)  # signs the replay (referee.signing); None: unsigned
+    names: tuple[str, str] | None = None  # the seats' names in the event (a tournament's), in the replay header
 
 
 class MatchInterrupted(RefereeError):
@@ -114,7 +115,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
                 bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s)} for i, s in enumerate(seats)],
-                time=tc.to_json(),
+                time=tc.to_json(), extra={"names": list(config.names)} if config.names else None,
             )  # fmt: skip
         try:
             await _handshake(seats, config, writer)

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from referee.engine import PRESETS
+from referee.match import MatchConfig, run_match
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, bucket_upper_ms, time_bucket
+from referee.replay.html import write_html
 from referee.tournament import BotSpec, Format, TournamentConfig
 from referee.tournament.records import BotStats, Record
 from referee.tournament.schedule import build_schedule
@@ -210,3 +212,14 @@ def test_the_leaderboard_page_in_headless_chromium(site: tuple[Path, str], tmp_p
         assert shot.stat().st_size > 10_000 and pixels > 20  # many colours: text, tables and the chart drawn
         assert errors == [] and all(u.startswith("file://") for u in requests), requests
         browser.close()
+
+
+def test_a_match_given_names_records_them_for_the_viewer(tmp_path: Path) -> None:
+    replay = tmp_path / "m.jsonl"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'} --name {HELLO}"
+    config = MatchConfig(rules=PRESETS["cardavia"], seed=5, replay_path=replay, names=("alpha", "beta"))
+    result = run_match((greedy, greedy), config)
+    assert result.names == (HELLO, HELLO)  # the result keeps what the bots said
+    facts = write_html(replay, tmp_path / "m.html")
+    assert facts["names"] == ["alpha", "beta"]
+    assert HELLO not in (tmp_path / "m.html").read_text()

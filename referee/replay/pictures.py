@@ -170,7 +170,8 @@ def build_steps(
 ) -> dict[str, Any]:
     """The page data of a replay file: match facts, how to draw cards, and one picture per engine position,
     as ``seat`` (1 or 2; None: full information) saw it. ``names`` are the seats' names to show (a
-    tournament's names for its bots); by default the names the bots gave in ``hello``. :class:`ViewerError`
+    tournament's names for its bots); by default the header's ``names`` when the match recorded them, else the
+    names the bots gave in ``hello``. :class:`ViewerError`
     (one line) for a replay that is unreadable, malformed or not what the engine plays."""
     if seat not in (None, 1, 2):
         raise ValueError("seat must be 1, 2 or None")
@@ -178,7 +179,12 @@ def build_steps(
     sim = Simulation(replay, key)
 
     def shown_names() -> list[str]:
-        return list(names) if names is not None else sim.names
+        if names is not None:
+            return list(names)
+        given = header.extra.get("names") if header is not None else None  # the event's names, when recorded
+        if isinstance(given, list) and len(given) == 2 and all(isinstance(n, str) for n in given):
+            return [given[0], given[1]]
+        return sim.names
 
     header: Header | None = None
     result: Result | None = None
