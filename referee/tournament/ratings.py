@@ -83,32 +83,32 @@ class Ratings:
         return 0.5 * math.erfc(-diff / math.sqrt(2.0 * var))
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """``x`` with ``a x = b`` by Gaussian elimination with partial pivoting (``a`` is small and invertible)."""
-    n = len(b)
-    m = [[*row, rhs] for row, rhs in zip(a, b, strict=True)]
+def _invert(a: list[list[float]]) -> list[list[float]]:
+    """The inverse of a small invertible matrix by Gauss-Jordan elimination with partial pivoting."""
+    n = len(a)
+    m = [[*row, *(1.0 if k == i else 0.0 for k in range(n))] for i, row in enumerate(a)]
     for col in range(n):
         piv = max(range(col, n), key=lambda r: abs(m[r][col]))
         m[col], m[piv] = m[piv], m[col]
-        p = m[col][col]
-        for r in range(col + 1, n):
-            f = m[r][col] / p
-            if f:
-                for k in range(col, n + 1):
-                    m[r][k] -= f * m[col][k]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
-    return x
+        pivot_row = m[col]
+        p = pivot_row[col]
+        for k in range(2 * n):
+            pivot_row[k] /= p
+        for r in range(n):
+            f = m[r][col]
+            if r != col and f:
+                row = m[r]
+                for k in range(2 * n):
+                    row[k] -= f * pivot_row[k]
+    return [row[n:] for row in m]
 
 
 def _pinv(h: list[list[float]]) -> list[list[float]]:
     """The pseudo-inverse of a symmetric matrix whose null space is the all-ones vector:
     ``inv(H + J/n) - J/n`` with ``J`` the all-ones matrix."""
     n = len(h)
-    shifted = [[h[i][j] + 1.0 / n for j in range(n)] for i in range(n)]
-    cols = [_solve(shifted, [1.0 if k == j else 0.0 for k in range(n)]) for j in range(n)]
-    return [[cols[j][i] - 1.0 / n for j in range(n)] for i in range(n)]
+    inv = _invert([[h[i][j] + 1.0 / n for j in range(n)] for i in range(n)])
+    return [[inv[i][j] - 1.0 / n for j in range(n)] for i in range(n)]
 
 
 def _terms(
