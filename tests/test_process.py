@@ -243,7 +243,7 @@ def test_orphans_of_a_bot_are_reaped_during_a_run(tmp_path: Path, mode: str) -> 
     exe = str(Path(sys.executable).parent / "koikoi-referee")
     first = str(HERE / "bots" / "first_bot.py")
     referee = subprocess.Popen(
-        [exe, "play", str(bot), first, "--games", "12", "--rounds", "1", "--json", "--sandbox", mode],
+        [exe, "play", str(bot), first, "--games", "12", "--rounds", "1", "--seed", "5", "--json", "--sandbox", mode],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     most = 0
@@ -255,5 +255,5 @@ def test_orphans_of_a_bot_are_reaped_during_a_run(tmp_path: Path, mode: str) -> 
     results = [json.loads(line) for line in out.splitlines()]
     assert len(results) == 12 and all(r["forfeit"] is None for r in results)
     helpers = sum((r["decisions"] + 1) // 2 for r in results)  # about half the decisions are the bot's
-    assert helpers >= 60
+    assert helpers >= 60, helpers  # fixed by the seed
     assert most <= 5, f"{most} zombies at once"
