@@ -11,11 +11,12 @@
 
 Agents ``player_1`` and ``player_2`` are seats 1 and 2. The action space is ``Discrete(242)``
 (:mod:`referee.rl.actions`), the observation ``{"observation": Box(257,), "action_mask": Box(242,)}``
-(:mod:`referee.rl.observation`), built from what that seat may see and nothing else. Rewards are the points of
-each round as it ends (``reward="outcome"``: +1/-1/0 for the match). ``reset(seed=S)`` plays the engine's match
-``new_match(rules, seed=S)``; without a seed the next match seed comes from the last one given (or a random
-start). :func:`env` wraps :class:`raw_env` as the classic games do: an illegal action ends the match with
-``-1`` for the player who made it; :class:`raw_env` itself raises :class:`~referee.rl.table.IllegalMoveError`.
+(:mod:`referee.rl.observation`), built from what that seat may see and nothing else. Rewards are the points of each
+round as it ends (``reward="outcome"``: +1/-1/0 for the match). ``reset(seed=S)`` plays the engine's match
+``new_match(rules, seed=S)`` (``match_seed`` says which; a match over before its first decision, a hand yaku in a
+one-round match, is passed over for the next seed); without a seed the next match seed comes from the last one given
+(or a random start). :func:`env` wraps :class:`raw_env` as the classic games do: an illegal action ends the match
+with ``-1`` for the player who made it; :class:`raw_env` itself raises :class:`~referee.rl.table.IllegalMoveError`.
 """
 
 from __future__ import annotations
@@ -103,13 +104,18 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a match: ``new_match(rules, seed)``, or the next seed of the sequence without one."""
+        """Start a match: ``new_match(rules, seed)``, or the next seed of the sequence without one.
+        ``options`` may give ``deals`` (a list of :class:`~referee.engine.Deal`, used first) and ``first_dealer``
+        (``"player_1"`` or ``"player_2"``)."""
         if seed is not None:
             self._seeds = random.Random(seed)
             self.match_seed = seed
         else:
             self.match_seed = self._seeds.getrandbits(52)
-        self.table.reset(self.match_seed)
+        options = options or {}
+        first = options.get("first_dealer")
+        dealer = None if first is None else AGENTS.index(first)
+        self.match_seed = self.table.reset_playable(self.match_seed, options.get("deals", ()), dealer)
         self.agents = list(AGENTS)
         self._reset_records()
         self.agent_selection = AGENTS[self.table.to_move]

@@ -12,9 +12,10 @@
             break
 
 The spaces, observation and rewards are those of :mod:`referee.rl.koikoi_v0` for the agent's seat. The opponent
-plays its decisions inside :meth:`KoikoiEnv.step`; a bot command runs as a process speaking ``koikoi/1``
-(:class:`~referee.rl.opponents.BotOpponent`). An illegal action ends the episode with ``illegal_reward`` and
-``info["illegal_action"]``.
+plays its decisions inside :meth:`KoikoiEnv.reset` and :meth:`KoikoiEnv.step` (a match over before the agent's first
+decision is passed over for the next seed: ``info["match_seed"]`` says which was played); a bot command runs as a
+process speaking ``koikoi/1`` (:class:`~referee.rl.opponents.BotOpponent`). An illegal action ends the episode with
+``illegal_reward`` and ``info["illegal_action"]``.
 """
 
 from __future__ import annotations
@@ -91,15 +92,17 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         rng = self.np_random
         self.match_seed = seed if seed is not None else int(rng.integers(2**52))
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(2))
-        self._matches += 1
-        events = self.table.reset(self.match_seed)
         opp = 1 - self.seat
-        self.opponent.start(self.table.rules, opp, f"m-{self._matches:04d}", rng)
-        self.opponent.tell(events, opp)
-        self._done = False
-        self._reward = 0.0
-        self._opponent_turns()
-        return self.table.observation(self.seat), self._info()
+        while True:  # a match over before the agent's first decision has nothing to learn: the next seed
+            self._matches += 1
+            events = self.table.reset(self.match_seed)
+            self.opponent.start(self.table.rules, opp, f"m-{self._matches:04d}", rng)
+            self.opponent.tell(events, opp)
+            self._reward = 0.0
+            self._opponent_turns()
+            if not self._done:
+                return self.table.observation(self.seat), self._info()
+            self.match_seed += 1
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         return {"seat": AGENTS[self.seat], "match_seed": self.match_seed, **extra}

@@ -12,7 +12,20 @@ from typing import Any
 
 import numpy.typing as npt
 
-from referee.engine import Action, Event, MatchEnd, RoundEnd, Rules, State, View, apply, load_rules, new_match, observe
+from referee.engine import (
+    Action,
+    Deal,
+    Event,
+    MatchEnd,
+    RoundEnd,
+    Rules,
+    State,
+    View,
+    apply,
+    load_rules,
+    new_match,
+    observe,
+)
 from referee.errors import RefereeError
 from referee.rl.actions import describe, legal_by_index
 from referee.rl.observation import action_mask, encode
@@ -59,11 +72,20 @@ class Table:
         self.state: State = new_match(self.rules, 0)
         self._views: list[View | None] = [None, None]
 
-    def reset(self, seed: int, first_dealer: int | None = None) -> Sequence[Event]:
-        """A new match with ``seed``; its opening events."""
-        self.state = new_match(self.rules, seed, first_dealer=first_dealer)
+    def reset(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> Sequence[Event]:
+        """A new match: ``new_match(rules, seed, deals, first_dealer)``; its opening events."""
+        self.state = new_match(self.rules, seed, deals, first_dealer)
         self._views = [None, None]
         return self.state.events
+
+    def reset_playable(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> int:
+        """:meth:`reset`, and while the match is over before its first decision (a hand yaku in a one-round
+        match: nothing to decide) again with the next seed, without ``deals``. The seed played."""
+        self.reset(seed, deals, first_dealer)
+        while self.state.is_over:
+            seed += 1
+            self.reset(seed, (), first_dealer)
+        return seed
 
     @property
     def to_move(self) -> int:
