@@ -71,11 +71,13 @@ class Table:
         self.reward = Reward(reward)
         self.state: State = new_match(self.rules, 0)
         self._views: list[View | None] = [None, None]
+        self.decisions = 0  # actions applied in this match
 
     def reset(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> Sequence[Event]:
         """A new match: ``new_match(rules, seed, deals, first_dealer)``; its opening events."""
         self.state = new_match(self.rules, seed, deals, first_dealer)
         self._views = [None, None]
+        self.decisions = 0
         return self.state.events
 
     def reset_playable(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> int:
@@ -126,6 +128,7 @@ class Table:
         """Apply a legal engine ``action``: the events and both seats' rewards."""
         self.state = apply(self.state, action)
         self._views = [None, None]
+        self.decisions += 1
         return self.state.events, rewards(self.state.events, self.reward)
 
     def render(self, seat: int) -> str:
