@@ -146,3 +146,12 @@ def test_a_function_seat_plays_a_match_and_sees_its_events() -> None:
     err = io.StringIO()
     result = run_match((lambda c, i: FunctionSeat(confused, stderr=err), GREEDY), config)
     assert result.forfeit is None and "not a legal action" in err.getvalue()
+
+
+def test_a_policy_installed_with_the_package_serves_inside_the_sandbox(tmp_path: Path) -> None:
+    command = f"{sys.executable} -m referee.rl.serve referee.rl.policies:greedy"
+    config = MatchConfig(PRESETS["cardavia"], seed=8, time=GENEROUS)
+    result = run_match((command, GREEDY), config, limits=Limits(sandbox="auto"), log_dir=tmp_path)
+    assert result.forfeit is None, result.forfeit
+    assert result.names == ("greedy", "greedy")
+    assert "bot:" not in (tmp_path / "m-0001-seat1.log").read_text(encoding="utf-8")
