@@ -114,6 +114,17 @@ def test_the_gym_env_plays_a_whole_episode_against_a_bot_command() -> None:
             assert env.table.over and "illegal_action" not in info
             assert total == env.table.state.scores[1] - PRESETS["koikoi-japan"].starting_points
             assert opponent.name == "greedy"
+        # An episode cut short by an illegal action leaves the bot mid-match: the next one starts a fresh process.
+        first_process = opponent._seat
+        observation, _ = env.reset(seed=5)
+        illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+        assert env.step(illegal)[2]
+        observation, _ = env.reset(seed=6)
+        assert opponent._seat is not first_process
+        terminated = False
+        while not terminated:
+            observation, _, terminated, _, info = env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+        assert env.table.over and "illegal_action" not in info
     finally:
         env.close()
 

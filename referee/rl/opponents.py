@@ -95,7 +95,8 @@ class RandomOpponent(PolicyOpponent):
 class BotOpponent(Opponent):
     """A bot program as the opponent. ``limits`` as for a match (sandbox, memory...); ``time``: its start-up
     time and, per decision, ``move_ms + bank_ms`` (no bank is spent: a slow answer is only a timeout when it
-    passes that). The process is reused from match to match until it fails; :meth:`close` ends it."""
+    passes that). The process is reused from match to match (``new_match``) until it fails or a match is left
+    unfinished (an episode ended by an illegal action); :meth:`close` ends it."""
 
     def __init__(self, command: str, *, limits: Limits | None = None, time: TimeControl | None = None) -> None:
         self.command = command
@@ -104,7 +105,7 @@ class BotOpponent(Opponent):
         self.name = command
         self._loop = asyncio.new_event_loop()
         self._seat: BotSeat | None = None
-        self._rules: Rules | None = None
+        self._playing = False  # a match is under way (a new one before its end needs a fresh process)
 
     def _run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         try:
@@ -115,10 +116,11 @@ class BotOpponent(Opponent):
     def start(self, rules: Rules, seat: int, match_id: str, rng: np.random.Generator) -> None:
         """Start the bot (``hello``), or tell the running one ``new_match``."""
         bot = self._seat
-        if bot is not None and bot.failed is None:
+        if bot is not None and bot.failed is None and not self._playing:
             self._run(bot.new_match(new_match_message(seat, rules, match_id, self.time, index=bot.matches + 1)))
+            self._playing = True
             return
-        if bot is not None:
+        if bot is not None:  # it failed, or its last match was left unfinished: a fresh process
             self._run(bot.close())
         bot = self._seat = BotSeat(self.command, label="opponent", limits=self.limits)
         line = self._run(bot.start(hello_message(seat, rules, match_id, self.time), self.time.startup_ms / 1000))
@@ -128,6 +130,7 @@ class BotOpponent(Opponent):
             bot.failed = SeatFailure(exc.reason, str(exc))
             raise OpponentError(f"the opponent bot failed: {exc.reason}: {exc}") from None
         self.name = hello.name
+        self._playing = True
 
     def _bot(self) -> BotSeat:
         if self._seat is None:
@@ -141,6 +144,7 @@ class BotOpponent(Opponent):
         self._run(bot.send_encoded([(m, encode(m)) for m in msgs]))
         if events and isinstance(events[-1], MatchEnd):
             self._run(bot.flush())
+            self._playing = False
 
     def act(self, table: Table, seat: int) -> Action:
         """Ask the bot; its answer is checked as in a match."""
