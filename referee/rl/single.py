@@ -51,6 +51,11 @@ def make_opponent(spec: OpponentSpec) -> Opponent:
     return PolicyOpponent(spec, getattr(spec, "__name__", "policy"))
 
 
+ENV_ID = "koikoi/KoiKoi-v0"
+"""The Gymnasium id of :class:`KoikoiEnv` (``gymnasium.make(ENV_ID, opponent="greedy")`` once this module is
+imported)."""
+
+
 class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
     """One seat of a match against ``opponent``. ``seat``: ``"player_1"`` or ``"player_2"`` (None: drawn at each
     reset); ``rules``, ``reward`` and ``render_mode`` as in :class:`referee.rl.koikoi_v0.raw_env`."""
@@ -143,3 +148,7 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
     def close(self) -> None:
         """Close the opponent (a bot process ends)."""
         self.opponent.close()
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(ENV_ID, entry_point="referee.rl.single:KoikoiEnv")
