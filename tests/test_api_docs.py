@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,16 @@ def test_every_public_name_is_documented_and_nothing_else_is_exported() -> None:
         assert f"`{name}" in text, f"referee.api.{name} is exported but not in docs/api.md"
     public = {n for n in vars(referee.api) if not n.startswith("_")}
     assert public == set(referee.api.__all__), public ^ set(referee.api.__all__)
+
+
+def test_the_bot_example_plays_as_a_program(tmp_path: Path) -> None:
+    (code,) = [b for b in blocks("api.md") if "from referee.bot import run" in b]
+    bot = tmp_path / "my_bot.py"
+    bot.write_text(code, encoding="utf-8")
+    from referee.api import PRESETS, Limits, MatchConfig, TimeControl, run_match
+
+    config = MatchConfig(PRESETS["cardavia"], seed=4, time=TimeControl(60_000, 30_000, 120_000))
+    # No sandbox: the example lives in the test's folder.
+    result = run_match((f"{sys.executable} {bot}", str(ROOT / "bots" / "greedy_bot.py")), config,
+                       limits=Limits(sandbox="none"))  # fmt: skip
+    assert result.forfeit is None and result.names[0] == "first-capture"
