@@ -69,3 +69,15 @@ def test_the_bot_example_plays_as_a_program(tmp_path: Path) -> None:
     result = run_match((f"{sys.executable} {bot}", str(ROOT / "bots" / "greedy_bot.py")), config,
                        limits=Limits(sandbox="none"))  # fmt: skip
     assert result.forfeit is None and result.names[0] == "first-capture"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="the rl extra is not installed")
+def test_the_observation_table_of_docs_rl_is_the_codes() -> None:
+    from referee.rl.observation import FIELDS
+
+    text = (ROOT / "docs" / "rl.md").read_text(encoding="utf-8")
+    section = text[text.index("## The observation") : text.index("## One seat against")]
+    spans = []
+    for first, last in re.findall(r"^\| (\d+)(?:\.\.(\d+))? \|", section, re.M):
+        spans.append((int(first), int(last or first) + 1))
+    assert spans == [(start, stop) for _, start, stop in FIELDS]

@@ -44,6 +44,7 @@ def load_policy(spec: str) -> Policy:
             if loader is None or loader.loader is None or not path.is_file():
                 raise PolicyLoadError(f"{where}: no such file")
             module = importlib.util.module_from_spec(loader)
+            sys.modules[loader.name] = module  # as an import would (dataclasses and pickling look it up)
             loader.loader.exec_module(module)
         else:
             if "" not in sys.path:
