@@ -79,9 +79,14 @@ class Forfeit:
     reason: Failure
     detail: str
 
+    @property
+    def seat_number(self) -> int:
+        """The seat as users see it everywhere outside Python records: 1 or 2."""
+        return self.seat + 1
+
     def to_json(self) -> dict[str, Any]:
         """The replay form (seat 1/2)."""
-        return {"seat": self.seat + 1, "reason": self.reason.value, "detail": self.detail}
+        return {"seat": self.seat_number, "reason": self.reason.value, "detail": self.detail}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Forfeit:
@@ -173,7 +178,10 @@ class SeatStats:
 
 @dataclass(frozen=True)
 class MatchResult:
-    """How a match ended. Seats are 0/1 here and 1/2 in :meth:`to_json`."""
+    """How a match ended. ``winner`` (like every seat of a Python record) is the engine seat 0/1, an index into
+    ``names`` and ``scores``; :attr:`winner_number` is the same seat as 1/2, the numbering of :meth:`to_json`,
+    replays, the protocol and the command line. ``round_ends`` holds the public ``round_end`` events in their
+    JSON form, so their ``winner`` is 1/2."""
 
     match_id: str
     winner: int | None  # engine seat 0/1, None: draw (or both seats failed)
@@ -187,12 +195,17 @@ class MatchResult:
     round_ends: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # public round_end events
     seat_stats: tuple[SeatStats, ...] = field(default=(), compare=False)  # per seat; () in older results
 
+    @property
+    def winner_number(self) -> int | None:
+        """The winner as seat 1 or 2 (as JSON, replays and the command line say it); None: a draw."""
+        return None if self.winner is None else self.winner + 1
+
     def to_json(self) -> dict[str, Any]:
         """Machine-readable form with seats numbered 1 and 2 and the seed as a string (JavaScript readers round
         integers above 2**53)."""
         return {
             "match_id": self.match_id,
-            "winner": None if self.winner is None else self.winner + 1,
+            "winner": self.winner_number,
             "scores": list(self.scores),
             "rounds": self.rounds,
             "reason": self.reason.value,
