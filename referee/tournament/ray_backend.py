@@ -1,0 +1,433 @@
+"""Running a tournament's matches on a Ray cluster (``tournament --backend ray``).
+
+The same work units as the local backend (:func:`~referee.tournament.schedule.work_units`) go to ``jobs`` Ray
+actors, one per worker slot, placed by Ray on the cluster's nodes (one CPU each). An actor keeps a cache of bot
+processes exactly like a local worker and plays each unit with the local backend's
+:func:`~referee.tournament.runner.play_unit`, each bot in the sandbox of the node it runs on. Replays and bot
+logs are written in a staging folder on the node and sent back with each result, so the nodes need no shared
+file system for the output: the driver (this process) writes the output folder through the same
+:class:`~referee.tournament.store.Store` as the local backend, result by result, and also records which node
+played each match in ``logs/nodes.csv``.
+
+Before any match, every node of the cluster starts every bot and waits for its ``hello`` (:func:`preflight`);
+a failure is one error naming the node and the bot.
+
+A lost node (or a lost actor) is handled by the driver's own bookkeeping, not by Ray's restarts or retries
+(actors are created with ``max_restarts=0``): an actor streams one result per finished match, the driver
+records it at once, and when the actor dies the matches of its unit that have no result yet go back to the
+queue, for another actor, with the same deals. A match is recorded only when its result arrives, and a second
+result for a recorded match is ignored, so nothing is lost or counted twice. A replacement actor is requested
+for each lost one; Ray places it once the cluster has room.
+
+Ray is an optional dependency (``pip install 'koikoi-referee[ray]'``), imported only here and only when the
+backend is chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import csv
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from referee.errors import RefereeError
+from referee.protocol import check_hello, hello_message
+from referee.records import MatchResult
+from referee.seats import BotSeat
+from referee.seats.descendants import adopt_orphans
+from referee.seats.process import ProcessError, check_command, kill_all_now
+from referee.tournament.config import TournamentConfig, TournamentError
+from referee.tournament.runner import Emit, WorkerError, bot_limits, close_seats, play_unit
+from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.store import write_atomic
+
+BACKENDS = ("local", "ray")
+"""The values of ``--backend``."""
+NEEDS_RAY = "--backend ray needs Ray: pip install 'koikoi-referee[ray]'"
+NODES_CSV = "nodes.csv"
+"""The file in ``logs/`` that says which node played each match: ``match_id,node_id,node_ip``."""
+NO_WORKER_S = 120.0
+"""How long the driver waits with no live actor (none placed yet, or every one lost) before it gives up."""
+PREFLIGHT_MIN_S = 10.0
+"""The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
+POLL_S = 0.5
+
+
+@dataclass
+class Shipment:
+    """One finished match as an actor sends it to the driver: the result, the replay and new bot log output."""
+
+    match_id: str
+    result: MatchResult
+    replay: bytes | None
+    logs: dict[str, bytes]  # log file name -> bytes written since the last shipment
+    node_id: str
+    node_ip: str
+
+
+def _node() -> tuple[str, str]:
+    import ray
+
+    ctx = ray.get_runtime_context()
+    return ctx.get_node_id(), ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+
+
+def _enter(cwd: str) -> None:
+    """Run bot commands relative to the driver's working directory where the node has it (a shared file
+    system); otherwise stay where Ray put the worker (a ``runtime_env`` working directory)."""
+    if os.path.isdir(cwd):
+        os.chdir(cwd)
+
+
+class SlotWorker:
+    """A worker slot on a node (a Ray actor): plays units on its own cache of bot processes, result by result."""
+
+    def __init__(self, config_json: dict[str, Any], key: bytes | None, cwd: str) -> None:
+        _enter(cwd)
+        adopt_orphans()  # the bots' orphans re-parent to this actor's process and are reaped here
+        self.config = TournamentConfig.from_json(config_json)
+        self.key = key
+        self.staging = Path(tempfile.mkdtemp(prefix="koikoi-ray-"))
+        (self.staging / "replays").mkdir()
+        (self.staging / "logs").mkdir()
+        self.seats: dict[str, BotSeat] = {}
+        self.stopping = False
+        self.shipped: dict[str, int] = {}  # log file name -> bytes already sent
+        self.node_id, self.node_ip = _node()
+
+    async def node(self) -> tuple[str, str]:
+        """The node this slot runs on (id, address); answering also says the actor is placed and ready."""
+        return self.node_id, self.node_ip
+
+    async def stop(self) -> None:
+        """Finish the current match, then play no more of the unit."""
+        self.stopping = True
+
+    async def play(self, unit: list[MatchSpec]) -> AsyncIterator[Shipment]:
+        """Play ``unit`` (one pairing's matches), yielding each match as it ends."""
+        done: asyncio.Queue[tuple[MatchSpec, MatchResult] | None] = asyncio.Queue()
+
+        def emit(spec: MatchSpec, result: MatchResult) -> None:
+            done.put_nowait((spec, result))
+
+        task = asyncio.ensure_future(
+            play_unit(self.config, self.staging, unit, emit, lambda: self.stopping, self.seats, self.key)
+        )
+        task.add_done_callback(lambda _: done.put_nowait(None))
+        while (item := await done.get()) is not None:
+            yield self._ship(*item)
+        task.result()  # a failure of the unit (a bug, an unwritable staging folder) reaches the driver
+
+    def _ship(self, spec: MatchSpec, result: MatchResult) -> Shipment:
+        replay_path = self.staging / "replays" / f"{spec.match_id}.jsonl"
+        replay = replay_path.read_bytes() if replay_path.exists() else None
+        with contextlib.suppress(FileNotFoundError):
+            replay_path.unlink()
+        return Shipment(spec.match_id, result, replay, self._new_logs(), self.node_id, self.node_ip)
+
+    def _new_logs(self) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for path in (self.staging / "logs").iterdir():
+            start = self.shipped.get(path.name, 0)
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read()
+            if data or path.name not in self.shipped:  # an empty log file is kept too, as the local backend does
+                out[path.name] = data
+                self.shipped[path.name] = start + len(data)
+        return out
+
+    async def finish(self) -> dict[str, bytes]:
+        """Close every bot; returns the bot log output not sent yet, and removes the staging folder."""
+        try:
+            await close_seats(self.seats)
+            return self._new_logs()
+        finally:
+            kill_all_now()
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+
+async def _check_bots(config: TournamentConfig) -> str | None:
+    """Start every bot of ``config`` here and wait for its ``hello``: None, or ``bot 'NAME': what failed``."""
+    limit = max(PREFLIGHT_MIN_S, config.time.startup_ms / 1000.0)
+    for bot in config.bots:
+        seat: BotSeat | None = None
+        try:
+            check_command(bot.command)
+            seat = BotSeat(bot.command, label=bot.name, limits=bot_limits(config))
+            line = await seat.start(hello_message(0, config.rules, "preflight", config.time), limit)
+            check_hello(line)
+        except (ProcessError, RefereeError) as exc:
+            detail = (str(exc).strip().splitlines() or ["failed"])[0]
+            return f"bot {bot.name!r} does not start and answer hello: {detail}"
+        finally:
+            if seat is not None:
+                await seat.close()
+    return None
+
+
+def check_node(config_json: dict[str, Any], cwd: str) -> tuple[str, str, str | None]:
+    """The preflight of one node (run there as a Ray task): its id, its address and :func:`_check_bots`."""
+    _enter(cwd)
+    node_id, node_ip = _node()
+    try:
+        return node_id, node_ip, asyncio.run(_check_bots(TournamentConfig.from_json(config_json)))
+    finally:
+        kill_all_now()
+
+
+def node_label(node_id: str, node_ip: str) -> str:
+    """How errors name a node: its address and the start of its Ray node id."""
+    return f"{node_ip} ({node_id[:12]})"
+
+
+def connect(address: str | None, jobs: int) -> bool:
+    """Join the cluster at ``address`` (None: start a Ray runtime on this machine with ``jobs`` CPUs); returns
+    True when this call connected (and the caller should disconnect)."""
+    try:
+        import ray
+    except ImportError:
+        raise TournamentError(NEEDS_RAY) from None
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's usage server
+    quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    try:
+        if address is not None:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=jobs, include_dashboard=False, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"--ray-address {address}" if address else "a local Ray runtime"
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise TournamentError(f"{where}: cannot connect: {first}") from None
+    return True
+
+
+def preflight(config: TournamentConfig) -> list[tuple[str, str]]:
+    """Check every bot on every live node of the cluster; returns the nodes (id, address).
+
+    :class:`TournamentError` naming the first node and bot that failed."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+    task = ray.remote(num_cpus=0, max_retries=0)(check_node)
+    refs = [
+        task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
+            config.to_json(), os.getcwd()
+        )
+        for n in nodes
+    ]
+    found: list[tuple[str, str]] = []
+    for node_id, node_ip, error in ray.get(refs):
+        if error is not None:
+            raise TournamentError(f"node {node_label(node_id, node_ip)}: {error}")
+        found.append((node_id, node_ip))
+    return found
+
+
+@dataclass
+class _Slot:
+    """An actor and the unit it plays (if any)."""
+
+    actor: Any
+    unit: list[MatchSpec] = field(default_factory=list)
+
+
+class RayRun:
+    """``matches`` on a Ray cluster: ``jobs`` actors fed from one queue of units; the driver side.
+
+    Entering connects (``address``; None: a local Ray runtime), checks the bots on every node and creates the
+    actors; :meth:`run` then calls ``emit`` in this process, in completion order, after writing each match's
+    replay and bot logs into ``root``.
+    """
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        root: Path,
+        matches: Sequence[MatchSpec],
+        jobs: int,
+        key: bytes | None = None,
+        address: str | None = None,
+    ) -> None:
+        self.config = config
+        self.root = root
+        self.key = key
+        self.address = address
+        self.by_id = {m.match_id: m for m in matches}
+        self.units: deque[list[MatchSpec]] = deque(work_units(list(matches), jobs))
+        self.jobs = max(1, min(jobs, len(self.units)))
+        self.recorded: set[str] = set()
+        self.lost = 0  # actors lost while running
+        self.nodes: list[tuple[str, str]] = []
+        self._owner = False
+        self._actor_class: Any = None
+        self._starting: dict[Any, Any] = {}  # the ready call of an actor not placed yet -> the actor
+        self._idle: list[Any] = []
+        self._running: dict[Any, _Slot] = {}  # an actor's stream of results -> the slot
+        self._all: list[Any] = []
+
+    def __enter__(self) -> RayRun:
+        self._owner = connect(self.address, self.jobs)
+        try:
+            import ray
+
+            self.nodes = preflight(self.config)
+            self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SlotWorker)
+            for _ in range(self.jobs):
+                self._add_actor()
+        except BaseException:
+            self._disconnect()
+            raise
+        return self
+
+    def _add_actor(self) -> None:
+        actor = self._actor_class.remote(self.config.to_json(), self.key, os.getcwd())
+        self._all.append(actor)
+        self._starting[actor.node.remote()] = actor
+
+    def run(self, emit: Emit, should_stop: Callable[[], bool]) -> None:
+        """Receive every result, stopping the actors once ``should_stop`` says so; :class:`WorkerError` when an
+        actor failed (not by the loss of its node) or no actor could run for :data:`NO_WORKER_S` seconds."""
+        import ray
+
+        stopped = False
+        alone_since = time.monotonic()
+        while self._running or (self.units and not stopped):
+            while self._idle and self.units and not stopped:
+                actor = self._idle.pop()
+                unit = self.units.popleft()
+                self._running[actor.play.remote(unit)] = _Slot(actor, unit)
+            if self._running or self._idle:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > NO_WORKER_S:
+                raise WorkerError(
+                    f"no worker could run on the cluster for {NO_WORKER_S:.0f} s ({self.lost} lost); "
+                    "the run can be resumed"
+                )
+            waiting = [*self._running, *self._starting]
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=POLL_S)
+            for ref in ready:
+                if ref in self._starting:
+                    self._placed(ref)
+                elif self._receive(ref, emit) and should_stop() and not stopped:
+                    stopped = True
+                    for slot in self._running.values():
+                        slot.actor.stop.remote()
+
+    def _placed(self, ref: Any) -> None:
+        import ray
+
+        actor = self._starting.pop(ref)
+        try:
+            ray.get(ref)
+        except ray.exceptions.RayError:
+            return  # never placed (its node went away): no work was given to it
+        self._idle.append(actor)
+
+    def _receive(self, stream: Any, emit: Emit) -> bool:
+        """Take the next item of an actor's stream; True when a result was recorded."""
+        import ray
+
+        slot = self._running[stream]
+        try:
+            shipment: Shipment = ray.get(next(stream))
+        except StopIteration:
+            del self._running[stream]
+            self._idle.append(slot.actor)
+            return False
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.ObjectLostError):
+            del self._running[stream]
+            self._lose(slot)
+            return False
+        except ray.exceptions.RayTaskError as exc:
+            del self._running[stream]
+            self._fail(exc)
+        if shipment.match_id in self.recorded or shipment.match_id not in self.by_id:
+            return False  # a result already recorded counts once
+        spec = self.by_id[shipment.match_id]
+        self._write(spec, shipment)
+        emit(spec, shipment.result)
+        self.recorded.add(spec.match_id)
+        return True
+
+    def _lose(self, slot: _Slot) -> None:
+        """The slot's actor or node is gone: its unrecorded matches go back to the queue, a new actor is asked
+        for."""
+        self.lost += 1
+        rest = [m for m in slot.unit if m.match_id not in self.recorded]
+        if rest:
+            self.units.appendleft(rest)
+        with contextlib.suppress(Exception):
+            import ray
+
+            ray.kill(slot.actor)
+        self._add_actor()
+
+    def _fail(self, exc: Exception) -> NoReturn:
+        log = self.root / "logs" / "worker-error.log"
+        text = str(exc)
+        with contextlib.suppress(OSError):
+            log.write_text(text, encoding="utf-8")
+        last = text.strip().splitlines()[-1] if text.strip() else "?"
+        raise WorkerError(f"a worker failed: {last} (the traceback is in {log})")
+
+    def _write(self, spec: MatchSpec, shipment: Shipment) -> None:
+        """The match's replay, its bots' new log output and its node, into the output folder."""
+        if shipment.replay is not None:
+            target = self.root / "replays" / f"{spec.match_id}.jsonl"
+            write_atomic(target, shipment.replay.decode("utf-8", errors="replace"))
+        self._append_logs(shipment.logs)
+        nodes = self.root / "logs" / NODES_CSV
+        new = not nodes.exists()
+        with open(nodes, "a", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["match_id", "node_id", "node_ip"])
+            w.writerow([spec.match_id, shipment.node_id, shipment.node_ip])
+
+    def _append_logs(self, logs: dict[str, bytes]) -> None:
+        for name, data in logs.items():
+            if "/" in name or name.startswith("."):
+                continue
+            with open(self.root / "logs" / name, "ab") as f:
+                f.write(data)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            import ray
+
+            for slot in self._running.values():
+                with contextlib.suppress(Exception):
+                    slot.actor.stop.remote()
+            live = [a for a in self._all if a not in self._starting.values()]
+            finishing = {a.finish.remote(): a for a in live}
+            with contextlib.suppress(Exception):
+                done, _ = ray.wait(list(finishing), num_returns=len(finishing), timeout=30)
+                for ref in done:
+                    with contextlib.suppress(Exception):
+                        self._append_logs(ray.get(ref))
+            for actor in self._all:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+        finally:
+            self._disconnect()
+
+    def _disconnect(self) -> None:
+        if self._owner:
+            import ray
+
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            self._owner = False
