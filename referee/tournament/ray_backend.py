@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from referee.errors import RefereeError
 from referee.protocol import check_hello, hello_message
@@ -48,7 +48,6 @@ from referee.seats.process import ProcessError, check_command, kill_all_now
 from referee.tournament.config import TournamentConfig, TournamentError
 from referee.tournament.runner import Emit, WorkerError, bot_limits, close_seats, play_unit
 from referee.tournament.schedule import MatchSpec, work_units
-from referee.tournament.store import write_atomic
 
 BACKENDS = ("local", "ray")
 """The values of ``--backend``."""
@@ -59,6 +58,8 @@ NO_WORKER_S = 120.0
 """How long the driver waits with no live actor (none placed yet, or every one lost) before it gives up."""
 PREFLIGHT_MIN_S = 10.0
 """The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
+PLACE_S = 30.0
+"""How long the start waits for the worker slots to be placed (later ones join the run when placed)."""
 POLL_S = 0.5
 
 
@@ -135,15 +136,20 @@ class SlotWorker:
         return Shipment(spec.match_id, result, replay, self._new_logs(), self.node_id, self.node_ip)
 
     def _new_logs(self) -> dict[str, bytes]:
+        """The bot log output written since the last call; the files of closed bots are then removed."""
         out: dict[str, bytes] = {}
-        for path in (self.staging / "logs").iterdir():
+        live = {s.process.stderr_path for s in self.seats.values()}
+        for path in [*(self.staging / "logs").iterdir()]:
             start = self.shipped.get(path.name, 0)
-            with open(path, "rb") as f:
-                f.seek(start)
-                data = f.read()
-            if data or path.name not in self.shipped:  # an empty log file is kept too, as the local backend does
+            if path.stat().st_size > start or path.name not in self.shipped:  # an empty log is kept too
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    data = f.read()
                 out[path.name] = data
                 self.shipped[path.name] = start + len(data)
+            if path not in live:
+                path.unlink()
+                self.shipped.pop(path.name, None)
         return out
 
     async def finish(self) -> dict[str, bytes]:
@@ -190,6 +196,22 @@ def node_label(node_id: str, node_ip: str) -> str:
     return f"{node_ip} ({node_id[:12]})"
 
 
+def _cluster_events_to_stderr() -> None:
+    """Ray's driver prints cluster events (a node marked dead, say) on stdout, where ``--json`` prints the
+    standings: they go to stderr instead."""
+    from ray._private import worker
+
+    original: Any = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "koikoi_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.koikoi_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
 def connect(address: str | None, jobs: int) -> bool:
     """Join the cluster at ``address`` (None: start a Ray runtime on this machine with ``jobs`` CPUs); returns
     True when this call connected (and the caller should disconnect)."""
@@ -200,6 +222,7 @@ def connect(address: str | None, jobs: int) -> bool:
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's usage server
+    _cluster_events_to_stderr()
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     try:
         if address is not None:
@@ -277,6 +300,7 @@ class RayRun:
         self._idle: list[Any] = []
         self._running: dict[Any, _Slot] = {}  # an actor's stream of results -> the slot
         self._all: list[Any] = []
+        self._nodes: IO[str] | None = None
 
     def __enter__(self) -> RayRun:
         self._owner = connect(self.address, self.jobs)
@@ -287,6 +311,11 @@ class RayRun:
             self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SlotWorker)
             for _ in range(self.jobs):
                 self._add_actor()
+            deadline = time.monotonic() + PLACE_S
+            while self._starting and time.monotonic() < deadline:
+                ready, _ = ray.wait(list(self._starting), num_returns=len(self._starting), timeout=POLL_S)
+                for ref in ready:
+                    self._placed(ref)
         except BaseException:
             self._disconnect()
             raise
@@ -384,18 +413,19 @@ class RayRun:
         raise WorkerError(f"a worker failed: {last} (the traceback is in {log})")
 
     def _write(self, spec: MatchSpec, shipment: Shipment) -> None:
-        """The match's replay, its bots' new log output and its node, into the output folder."""
+        """The match's replay, its bots' new log output and its node, into the output folder (written like the
+        local backend's: the result line that follows is the one fsynced)."""
         if shipment.replay is not None:
-            target = self.root / "replays" / f"{spec.match_id}.jsonl"
-            write_atomic(target, shipment.replay.decode("utf-8", errors="replace"))
+            (self.root / "replays" / f"{spec.match_id}.jsonl").write_bytes(shipment.replay)
         self._append_logs(shipment.logs)
-        nodes = self.root / "logs" / NODES_CSV
-        new = not nodes.exists()
-        with open(nodes, "a", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
+        if self._nodes is None:
+            path = self.root / "logs" / NODES_CSV
+            new = not path.exists()
+            self._nodes = open(path, "a", encoding="utf-8", newline="")  # noqa: SIM115 - closed in __exit__
             if new:
-                w.writerow(["match_id", "node_id", "node_ip"])
-            w.writerow([spec.match_id, shipment.node_id, shipment.node_ip])
+                csv.writer(self._nodes).writerow(["match_id", "node_id", "node_ip"])
+        csv.writer(self._nodes).writerow([spec.match_id, shipment.node_id, shipment.node_ip])
+        self._nodes.flush()
 
     def _append_logs(self, logs: dict[str, bytes]) -> None:
         for name, data in logs.items():
@@ -422,6 +452,10 @@ class RayRun:
                 with contextlib.suppress(Exception):
                     ray.kill(actor)
         finally:
+            if self._nodes is not None:
+                with contextlib.suppress(OSError):
+                    self._nodes.close()
+                self._nodes = None
             self._disconnect()
 
     def _disconnect(self) -> None:
