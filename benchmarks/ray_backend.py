@@ -71,7 +71,7 @@ def inside(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         n_local, s_local = local(config, args.jobs, base / "local")
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
         t0 = time.perf_counter()
         subprocess.run(
             [BIN / "ray", "start", "--head", "--port", str(PORT), "--node-ip-address", "127.0.0.1", "--num-cpus",

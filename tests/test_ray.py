@@ -21,14 +21,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_tournament_run import referee
+from test_tournament_run import cli, referee
 
-pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
+from referee.tournament import ray_backend
+from referee.tournament.config import TournamentError
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -62,6 +64,9 @@ for line in sys.stdin:
         break
 """
 
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+"""No usage report; no token written to the home folder (where it would turn on authentication for every cluster
+started on this machine afterwards)."""
 PAIRS = 4  # 3 pairings x 4 pairs x 2 games = 24 matches; with -j 2, 12 units of one deal pair each
 MATCHES = 24
 
@@ -101,7 +106,7 @@ class Cluster:
     def __init__(self, base: Path) -> None:
         self.temp = base / "ray"
         self.temp.mkdir()
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        self.env = {**os.environ, **RAY_ENV}
         # the head notices a lost node within a few seconds (Ray's default waits longer)
         self.env.update(RAY_health_check_period_ms="500", RAY_health_check_failure_threshold="4",
                         RAY_health_check_timeout_ms="1000", RAY_health_check_initial_delay_ms="1000")  # fmt: skip
@@ -110,6 +115,13 @@ class Cluster:
              "sh", "-c", "ip link set lo up && exec sleep 3600"],
             start_new_session=True,
         )  # fmt: skip
+        try:
+            self._start_nodes()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_nodes(self) -> None:
         deadline = time.monotonic() + 30
         while not (kids := _children(self.ns.pid)):
             assert time.monotonic() < deadline, "the namespace did not start"
@@ -185,7 +197,9 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """A two-node Ray cluster on loopback, shared by the tests of this module (the last one loses a node)."""
+    """A two-node Ray cluster on loopback, shared by the tests of this module (the last one, last in this file,
+    loses a node)."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
     reason = _ns_probe()
     if reason is not None:
         pytest.skip(reason)
@@ -295,6 +309,62 @@ def test_a_bot_that_fails_on_the_nodes_stops_the_run_before_any_match(
     assert error[0].startswith("koikoi-referee: error: node 127.0.0.1 (")
     assert "bot 'broken'" in error[0]
     assert (tmp_path / "out" / "results.jsonl").read_text() == ""
+
+
+def test_backend_options_are_checked(tmp_path: Path) -> None:
+    _, err = cli("tournament", "--bot", "a=x.py", "--bot", "b=y.py", "--backend", "spark", check=2)
+    assert "--backend 'spark': choose local or ray" in err
+    _, err = cli("tournament", "--bot", "a=x.py", "--bot", "b=y.py", "--ray-address", "127.0.0.1:1", check=2)
+    assert "--ray-address needs --backend ray" in err
+
+
+def test_without_ray_the_backend_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as where it is not installed
+    with pytest.raises(TournamentError, match=r"pip install 'koikoi-referee\[ray\]'"):
+        ray_backend.connect(None, 1)
+
+
+def test_an_interrupted_ray_run_is_resumed_with_the_local_backend(
+    cluster: Cluster, bots: list[str], tmp_path: Path
+) -> None:
+    local = tmp_path / "local"
+    referee("tournament", *tournament_args(bots, local))
+    ray_dir = tmp_path / "ray"
+    proc = start_held(cluster, bots, ray_dir)
+    driver = _children(proc.pid)[0]  # nsenter's child: the referee inside the namespaces
+    os.kill(driver, signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert f"--resume {ray_dir}" in err
+    Path(bots[-1]).unlink()
+    again = referee("tournament", "--resume", ray_dir, "--backend", "local", "-j", "2", "--json", "--no-html")
+    assert json.loads(again.stdout)["complete"] is True
+    ids = [line["match_id"] for line in results(ray_dir)]
+    assert len(ids) == MATCHES and len(set(ids)) == MATCHES
+    assert outcomes(ray_dir) == outcomes(local)
+
+
+def test_without_an_address_the_backend_starts_ray_on_this_machine(bots: list[str], tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
+    reason = _ns_probe()
+    if reason is not None:
+        pytest.skip(reason)
+    local = tmp_path / "local"
+    referee("tournament", *tournament_args(bots, local))
+    ray_dir = tmp_path / "ray"
+    ray_tmp = tempfile.mkdtemp(prefix="kr-")  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, **RAY_ENV, "RAY_TMPDIR": ray_tmp}
+    cmd = [str(BIN / "koikoi-referee"), "tournament", *tournament_args(bots, ray_dir), "--backend", "ray"]
+    proc = subprocess.run(
+        ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c",
+         'ip link set lo up && exec "$@"', "sh", *cmd],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["complete"] is True
+    assert outcomes(ray_dir) == outcomes(local)
+    assert len(set(nodes(ray_dir))) == 1
 
 
 def test_losing_the_second_node_mid_run_plays_every_match_exactly_once(

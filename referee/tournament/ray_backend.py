@@ -31,7 +31,9 @@ import csv
 import logging
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -58,6 +60,8 @@ NO_WORKER_S = 120.0
 """How long the driver waits with no live actor (none placed yet, or every one lost) before it gives up."""
 PREFLIGHT_MIN_S = 10.0
 """The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
+LOCAL_STORE = 200_000_000
+"""Object store bytes of a Ray runtime started here (results and replays are small)."""
 PLACE_S = 30.0
 """How long the start waits for the worker slots to be placed (later ones join the run when placed)."""
 POLL_S = 0.5
@@ -224,15 +228,23 @@ def connect(address: str | None, jobs: int) -> bool:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's usage server
     _cluster_events_to_stderr()
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    # Ray's core worker takes over SIGTERM and SIGINT (and exits); the referee's handlers come back, so that both
+    # still interrupt the run for a later --resume
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         if address is not None:
             ray.init(address=address, **quiet)
-        else:
-            ray.init(num_cpus=jobs, include_dashboard=False, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+        else:  # "local": a runtime of its own, even where a cluster was started on this machine
+            ray.init(address="local", num_cpus=jobs, include_dashboard=False, object_store_memory=LOCAL_STORE, **quiet)
+    except (OSError, RuntimeError, ValueError) as exc:
         where = f"--ray-address {address}" if address else "a local Ray runtime"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise TournamentError(f"{where}: cannot connect: {first}") from None
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
     return True
 
 
