@@ -39,6 +39,7 @@ PORT = 6391
 HOLD_BOT = r"""
 import json, os, sys, time
 mode, hold = sys.argv[1], sys.argv[2]
+sys.stderr.write(f"started from {os.path.abspath(sys.argv[0])}\n")
 index = 0
 held = False
 def send(m):
@@ -315,7 +316,7 @@ def test_backend_options_are_checked(tmp_path: Path) -> None:
     _, err = cli("tournament", "--bot", "a=x.py", "--bot", "b=y.py", "--backend", "spark", check=2)
     assert "--backend 'spark': choose local or ray" in err
     _, err = cli("tournament", "--bot", "a=x.py", "--bot", "b=y.py", "--ray-address", "127.0.0.1:1", check=2)
-    assert "--ray-address needs --backend ray" in err
+    assert "--ray-address and --ray-working-dir need --backend ray" in err
 
 
 def test_without_ray_the_backend_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -344,7 +345,9 @@ def test_an_interrupted_ray_run_is_resumed_with_the_local_backend(
     assert outcomes(ray_dir) == outcomes(local)
 
 
-def test_without_an_address_the_backend_starts_ray_on_this_machine(bots: list[str], tmp_path: Path) -> None:
+def test_without_an_address_ray_runs_here_and_ships_the_working_dir(bots: list[str], tmp_path: Path) -> None:
+    """No --ray-address: a Ray runtime of the run's own; the bot script reaches the node as a copy of
+    --ray-working-dir (the bots are started from the copy, not from the folder the referee runs in)."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
     reason = _ns_probe()
     if reason is not None:
@@ -354,17 +357,26 @@ def test_without_an_address_the_backend_starts_ray_on_this_machine(bots: list[st
     ray_dir = tmp_path / "ray"
     ray_tmp = tempfile.mkdtemp(prefix="kr-")  # short: Ray's socket paths must fit in 107 bytes
     env = {**os.environ, **RAY_ENV, "RAY_TMPDIR": ray_tmp}
-    cmd = [str(BIN / "koikoi-referee"), "tournament", *tournament_args(bots, ray_dir), "--backend", "ray"]
+    contest = tmp_path / "contest"
+    contest.mkdir()
+    (contest / "hold_bot.py").write_text(HOLD_BOT)
+    relative = []
+    for name in ("first", "last", "middle"):
+        relative += ["--bot", f"{name}={sys.executable} hold_bot.py {name} {tmp_path / 'no-hold'}"]
+    cmd = [str(BIN / "koikoi-referee"), "tournament", *tournament_args([*relative, ""], ray_dir),
+           "--backend", "ray", "--ray-working-dir", "."]  # fmt: skip
     proc = subprocess.run(
         ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c",
          'ip link set lo up && exec "$@"', "sh", *cmd],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+        cwd=contest, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
+    started = {line for log in (ray_dir / "logs").glob("*.log") for line in log.read_text().splitlines()}
     shutil.rmtree(ray_tmp, ignore_errors=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["complete"] is True
     assert outcomes(ray_dir) == outcomes(local)
     assert len(set(nodes(ray_dir))) == 1
+    assert started and all(line.startswith(f"started from {ray_tmp}/") for line in started), started
 
 
 def test_losing_the_second_node_mid_run_plays_every_match_exactly_once(

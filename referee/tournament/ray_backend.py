@@ -87,9 +87,10 @@ def _node() -> tuple[str, str]:
 
 
 def _enter(cwd: str) -> None:
-    """Run bot commands relative to the driver's working directory where the node has it (a shared file
-    system); otherwise stay where Ray put the worker (a ``runtime_env`` working directory)."""
-    if os.path.isdir(cwd):
+    """Run bot commands relative to the driver's working directory ``cwd`` where the node has it (a shared file
+    system); otherwise (or with ``cwd`` empty) stay where Ray put the worker (the copy of a ``runtime_env``
+    working directory)."""
+    if cwd and os.path.isdir(cwd):
         os.chdir(cwd)
 
 
@@ -216,9 +217,10 @@ def _cluster_events_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
-def connect(address: str | None, jobs: int) -> bool:
-    """Join the cluster at ``address`` (None: start a Ray runtime on this machine with ``jobs`` CPUs); returns
-    True when this call connected (and the caller should disconnect)."""
+def connect(address: str | None, jobs: int, working_dir: str | None = None) -> bool:
+    """Join the cluster at ``address`` (None: start a Ray runtime on this machine with ``jobs`` CPUs), with
+    ``working_dir`` copied to every node (None: nothing copied); returns True when this call connected (and the
+    caller should disconnect)."""
     try:
         import ray
     except ImportError:
@@ -228,6 +230,10 @@ def connect(address: str | None, jobs: int) -> bool:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's usage server
     _cluster_events_to_stderr()
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if working_dir is not None:
+        if not os.path.isdir(working_dir):
+            raise TournamentError(f"--ray-working-dir {working_dir}: not a folder")
+        quiet["runtime_env"] = {"working_dir": working_dir}
     # Ray's core worker takes over SIGTERM and SIGINT (and exits); the referee's handlers come back, so that both
     # still interrupt the run for a later --resume
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -248,7 +254,7 @@ def connect(address: str | None, jobs: int) -> bool:
     return True
 
 
-def preflight(config: TournamentConfig) -> list[tuple[str, str]]:
+def preflight(config: TournamentConfig, cwd: str) -> list[tuple[str, str]]:
     """Check every bot on every live node of the cluster; returns the nodes (id, address).
 
     :class:`TournamentError` naming the first node and bot that failed."""
@@ -259,7 +265,7 @@ def preflight(config: TournamentConfig) -> list[tuple[str, str]]:
     task = ray.remote(num_cpus=0, max_retries=0)(check_node)
     refs = [
         task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
-            config.to_json(), os.getcwd()
+            config.to_json(), cwd
         )
         for n in nodes
     ]
@@ -295,11 +301,15 @@ class RayRun:
         jobs: int,
         key: bytes | None = None,
         address: str | None = None,
+        working_dir: str | None = None,
     ) -> None:
         self.config = config
         self.root = root
         self.key = key
         self.address = address
+        self.working_dir = working_dir
+        # bots start from the copy of the working directory where one is shipped, else from the driver's folder
+        self.cwd = "" if working_dir is not None else os.getcwd()
         self.by_id = {m.match_id: m for m in matches}
         self.units: deque[list[MatchSpec]] = deque(work_units(list(matches), jobs))
         self.jobs = max(1, min(jobs, len(self.units)))
@@ -315,11 +325,11 @@ class RayRun:
         self._nodes: IO[str] | None = None
 
     def __enter__(self) -> RayRun:
-        self._owner = connect(self.address, self.jobs)
+        self._owner = connect(self.address, self.jobs, self.working_dir)
         try:
             import ray
 
-            self.nodes = preflight(self.config)
+            self.nodes = preflight(self.config, self.cwd)
             self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SlotWorker)
             for _ in range(self.jobs):
                 self._add_actor()
@@ -334,7 +344,7 @@ class RayRun:
         return self
 
     def _add_actor(self) -> None:
-        actor = self._actor_class.remote(self.config.to_json(), self.key, os.getcwd())
+        actor = self._actor_class.remote(self.config.to_json(), self.key, self.cwd)
         self._all.append(actor)
         self._starting[actor.node.remote()] = actor
 

@@ -129,8 +129,8 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
         if pending and store.options.backend == "ray":
             from referee.tournament.ray_backend import RayRun
 
-            address = store.options.ray_address
-            with RayRun(store.config, store.root, pending, jobs, store.key, address) as ray_run, bar:
+            where = (store.options.ray_address, store.options.ray_working_dir)
+            with RayRun(store.config, store.root, pending, jobs, store.key, *where) as ray_run, bar:
                 ray_run.run(emit, should_stop)
         elif pending and jobs > 1:
             with ParallelRun(store.config, store.root, pending, jobs, store.key) as runner, bar:
