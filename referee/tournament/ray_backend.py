@@ -10,7 +10,8 @@ file system for the output: the driver (this process) writes the output folder t
 played each match in ``logs/nodes.csv``.
 
 Before any match, every node of the cluster starts every bot and waits for its ``hello`` (:func:`preflight`);
-a failure is one error naming the node and the bot.
+a failure is one error naming the node and the bot. A node that joins later is checked the same way before its
+first slot gets work.
 
 A lost node (or a lost actor) is handled by the driver's own bookkeeping, not by Ray's restarts or retries
 (actors are created with ``max_restarts=0``): an actor streams one result per finished match, the driver
@@ -65,6 +66,8 @@ LOCAL_STORE = 200_000_000
 PLACE_S = 30.0
 """How long the start waits for the worker slots to be placed (later ones join the run when placed)."""
 POLL_S = 0.5
+MAX_LOSSES = 3
+"""How many times a match may be lost with its worker slot before the run gives up (a match that kills nodes)."""
 
 
 @dataclass
@@ -254,14 +257,17 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
     return True
 
 
-def preflight(config: TournamentConfig, cwd: str) -> list[tuple[str, str]]:
-    """Check every bot on every live node of the cluster; returns the nodes (id, address).
+def preflight(config: TournamentConfig, cwd: str, nodes: Sequence[str] | None = None) -> set[str]:
+    """Check every bot on ``nodes`` (None: every live node with a CPU, where slots can go), the bots started
+    from ``cwd`` (see :func:`_enter`); returns the ids of the nodes checked (a node lost meanwhile is not).
 
     :class:`TournamentError` naming the first node and bot that failed."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+    if nodes is None:
+        alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
+        nodes = [n["NodeID"] for n in alive if n.get("Resources", {}).get("CPU", 0) >= 1]
     task = ray.remote(num_cpus=0, max_retries=0)(check_node)
     refs = [
         task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(
@@ -269,12 +275,16 @@ def preflight(config: TournamentConfig, cwd: str) -> list[tuple[str, str]]:
         )
         for n in nodes
     ]
-    found: list[tuple[str, str]] = []
-    for node_id, node_ip, error in ray.get(refs):
+    checked: set[str] = set()
+    for ref in refs:
+        try:
+            node_id, node_ip, error = ray.get(ref)
+        except ray.exceptions.RayError:
+            continue  # the node went away; a slot placed there later is checked then
         if error is not None:
             raise TournamentError(f"node {node_label(node_id, node_ip)}: {error}")
-        found.append((node_id, node_ip))
-    return found
+        checked.add(node_id)
+    return checked
 
 
 @dataclass
@@ -315,7 +325,8 @@ class RayRun:
         self.jobs = max(1, min(jobs, len(self.units)))
         self.recorded: set[str] = set()
         self.lost = 0  # actors lost while running
-        self.nodes: list[tuple[str, str]] = []
+        self.checked: set[str] = set()  # nodes whose preflight passed
+        self.losses: dict[str, int] = {}  # match id -> times it was lost with its slot
         self._owner = False
         self._actor_class: Any = None
         self._starting: dict[Any, Any] = {}  # the ready call of an actor not placed yet -> the actor
@@ -329,7 +340,7 @@ class RayRun:
         try:
             import ray
 
-            self.nodes = preflight(self.config, self.cwd)
+            self.checked = preflight(self.config, self.cwd)
             self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SlotWorker)
             for _ in range(self.jobs):
                 self._add_actor()
@@ -382,10 +393,16 @@ class RayRun:
 
         actor = self._starting.pop(ref)
         try:
-            ray.get(ref)
+            node_id, _ = ray.get(ref)
         except ray.exceptions.RayError:
             return  # never placed (its node went away): no work was given to it
-        self._idle.append(actor)
+        if node_id not in self.checked:  # a node that joined the cluster after the start
+            self.checked |= preflight(self.config, self.cwd, [node_id])
+        if node_id in self.checked:
+            self._idle.append(actor)
+        else:
+            ray.kill(actor)
+            self._add_actor()
 
     def _receive(self, stream: Any, emit: Emit) -> bool:
         """Take the next item of an actor's stream; True when a result was recorded."""
@@ -405,6 +422,10 @@ class RayRun:
         except ray.exceptions.RayTaskError as exc:
             del self._running[stream]
             self._fail(exc)
+        except ray.exceptions.RayError:  # any other loss of the slot (its worker process killed, say)
+            del self._running[stream]
+            self._lose(slot)
+            return False
         if shipment.match_id in self.recorded or shipment.match_id not in self.by_id:
             return False  # a result already recorded counts once
         spec = self.by_id[shipment.match_id]
@@ -418,6 +439,13 @@ class RayRun:
         for."""
         self.lost += 1
         rest = [m for m in slot.unit if m.match_id not in self.recorded]
+        for m in rest:
+            self.losses[m.match_id] = self.losses.get(m.match_id, 0) + 1
+            if self.losses[m.match_id] > MAX_LOSSES:
+                raise WorkerError(
+                    f"match {m.match_id} was lost with its worker slot {MAX_LOSSES + 1} times (a node failing, or "
+                    f"Ray stopping the slot: see `ray status` and the Ray logs); the run can be resumed"
+                )
         if rest:
             self.units.appendleft(rest)
         with contextlib.suppress(Exception):
