@@ -223,6 +223,19 @@ def bots(tmp_path: Path) -> list[str]:
     return [*out, str(hold)]
 
 
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tournament's folder as the local backend writes it (no HOLD file: nothing waits), once per module."""
+    base = tmp_path_factory.mktemp("local")
+    script = base / "hold_bot.py"
+    script.write_text(HOLD_BOT)
+    options = []
+    for name in ("first", "last", "middle"):
+        options += ["--bot", f"{name}={sys.executable} {script} {name} {base / 'HOLD'}"]
+    referee("tournament", *tournament_args([*options, ""], base / "out"))
+    return base / "out"
+
+
 def tournament_args(bots: list[str], out: Path) -> list[str]:
     """A 24-match tournament on fixed deals, with time limits no busy machine reaches."""
     return [*bots[:-1], "--rules", "cardavia", "--pairs", str(PAIRS), "--seed", "11", "-j", "2", "-o", str(out),
@@ -270,9 +283,9 @@ def start_held(cluster: Cluster, bots: list[str], out: Path) -> subprocess.Popen
     return proc
 
 
-def test_both_nodes_play_and_results_equal_the_local_backend(cluster: Cluster, bots: list[str], tmp_path: Path) -> None:
-    local = tmp_path / "local"
-    referee("tournament", *tournament_args(bots, local))  # no HOLD file: nothing waits
+def test_both_nodes_play_and_results_equal_the_local_backend(
+    cluster: Cluster, bots: list[str], tmp_path: Path, local: Path
+) -> None:
     proc = start_held(cluster, bots, tmp_path / "ray")
     time.sleep(1.0)
     assert len(results(tmp_path / "ray")) == 4  # both slots wait inside their second unit
@@ -326,10 +339,8 @@ def test_without_ray_the_backend_says_how_to_install_it(monkeypatch: pytest.Monk
 
 
 def test_an_interrupted_ray_run_is_resumed_with_the_local_backend(
-    cluster: Cluster, bots: list[str], tmp_path: Path
+    cluster: Cluster, bots: list[str], tmp_path: Path, local: Path
 ) -> None:
-    local = tmp_path / "local"
-    referee("tournament", *tournament_args(bots, local))
     ray_dir = tmp_path / "ray"
     proc = start_held(cluster, bots, ray_dir)
     driver = _children(proc.pid)[0]  # nsenter's child: the referee inside the namespaces
@@ -345,15 +356,13 @@ def test_an_interrupted_ray_run_is_resumed_with_the_local_backend(
     assert outcomes(ray_dir) == outcomes(local)
 
 
-def test_without_an_address_ray_runs_here_and_ships_the_working_dir(bots: list[str], tmp_path: Path) -> None:
+def test_without_an_address_ray_runs_here_and_ships_the_working_dir(tmp_path: Path, local: Path) -> None:
     """No --ray-address: a Ray runtime of the run's own; the bot script reaches the node as a copy of
     --ray-working-dir (the bots are started from the copy, not from the folder the referee runs in)."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
     reason = _ns_probe()
     if reason is not None:
         pytest.skip(reason)
-    local = tmp_path / "local"
-    referee("tournament", *tournament_args(bots, local))
     ray_dir = tmp_path / "ray"
     ray_tmp = tempfile.mkdtemp(prefix="kr-")  # short: Ray's socket paths must fit in 107 bytes
     env = {**os.environ, **RAY_ENV, "RAY_TMPDIR": ray_tmp}
@@ -380,10 +389,8 @@ def test_without_an_address_ray_runs_here_and_ships_the_working_dir(bots: list[s
 
 
 def test_losing_the_second_node_mid_run_plays_every_match_exactly_once(
-    cluster: Cluster, bots: list[str], tmp_path: Path
+    cluster: Cluster, bots: list[str], tmp_path: Path, local: Path
 ) -> None:
-    local = tmp_path / "local"
-    referee("tournament", *tournament_args(bots, local))
     ray_dir = tmp_path / "ray"
     second = cluster.node_id("second_node")
     proc = start_held(cluster, bots, ray_dir)
