@@ -37,32 +37,22 @@ BIN = Path(sys.executable).parent
 PORT = 6391
 
 HOLD_BOT = r"""
-import json, os, sys, time
+import os, sys, time
+from referee.bot import run
 mode, hold = sys.argv[1], sys.argv[2]
-sys.stderr.write(f"started from {os.path.abspath(sys.argv[0])}\n")
-index = 0
-held = False
-def send(m):
-    sys.stdout.write(json.dumps(m) + "\n")
-    sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    kind = msg["type"]
-    if kind in ("hello", "new_match"):
-        index = msg["match"]["index"]
-        held = False
-        if kind == "hello":
-            send({"type": "hello", "name": mode})
-    elif kind == "request":
-        if index >= 2 and not held:
-            held = True
-            while os.path.exists(hold):
-                time.sleep(0.05)
-        legal = msg["legal"]
-        pick = {"first": 0, "last": len(legal) - 1, "middle": len(legal) // 2}[mode]
-        send({"type": "action", "id": msg["id"], "action": legal[pick]})
-    elif kind == "bye":
-        break
+print(f"started from {os.path.abspath(sys.argv[0])}", file=sys.stderr, flush=True)
+state = {"index": 0, "held": False}
+def observe(msg):
+    if msg["type"] in ("hello", "new_match"):
+        state.update(index=msg["match"]["index"], held=False)
+def choose(request):
+    if state["index"] >= 2 and not state["held"]:
+        state["held"] = True
+        while os.path.exists(hold):
+            time.sleep(0.05)
+    legal = request["legal"]
+    return legal[{"first": 0, "last": len(legal) - 1, "middle": len(legal) // 2}[mode]]
+sys.exit(run(choose, name=mode, observe=observe))
 """
 
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
