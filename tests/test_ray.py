@@ -322,6 +322,14 @@ def test_backend_options_are_checked(tmp_path: Path) -> None:
     assert "--ray-address and --ray-working-dir need --backend ray" in err
 
 
+def test_an_address_where_no_ray_head_answers_is_an_error_at_once(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
+    greedy = ROOT / "bots" / "greedy_bot.py"
+    _, err = cli("tournament", "--bot", f"a={greedy}", "--bot", f"b={greedy}", "--backend", "ray",
+                 "--ray-address", "127.0.0.1:1", "--seed", "1", "-o", tmp_path / "out", check=2)  # fmt: skip
+    assert "--ray-address 127.0.0.1:1: no Ray head answers there" in err
+
+
 def test_without_ray_the_backend_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as where it is not installed
     with pytest.raises(TournamentError, match=r"pip install 'koikoi-referee\[ray\]'"):

@@ -33,6 +33,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -63,6 +64,8 @@ PREFLIGHT_MIN_S = 10.0
 """The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
 LOCAL_STORE = 200_000_000
 """Object store bytes of a Ray runtime started here (results and replays are small)."""
+CONNECT_S = 10.0
+"""How long the head's address may take to accept a connection."""
 PLACE_S = 30.0
 """How long the start waits for the worker slots to be placed (later ones join the run when placed)."""
 POLL_S = 0.5
@@ -181,8 +184,7 @@ async def _check_bots(config: TournamentConfig) -> str | None:
             line = await seat.start(hello_message(0, config.rules, "preflight", config.time), limit)
             check_hello(line)
         except (ProcessError, RefereeError) as exc:
-            detail = (str(exc).strip().splitlines() or ["failed"])[0]
-            return f"bot {bot.name!r} does not start and answer hello: {detail}"
+            return f"bot {bot.name!r} does not start and answer hello: {_first_line(exc)}"
         finally:
             if seat is not None:
                 await seat.close()
@@ -197,6 +199,10 @@ def check_node(config_json: dict[str, Any], cwd: str) -> tuple[str, str, str | N
         return node_id, node_ip, asyncio.run(_check_bots(TournamentConfig.from_json(config_json)))
     finally:
         kill_all_now()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def node_label(node_id: str, node_ip: str) -> str:
@@ -220,6 +226,18 @@ def _cluster_events_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
+def _check_reachable(address: str) -> None:
+    """A quick TCP connection to a ``HOST:PORT`` address, so that a wrong one is an error within seconds (Ray
+    itself retries for minutes); other address forms (``auto``, ``ray://...``) are left to Ray."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
+    except (OSError, ValueError) as exc:
+        raise TournamentError(f"--ray-address {address}: no Ray head answers there: {_first_line(exc)}") from None
+
+
 def connect(address: str | None, jobs: int, working_dir: str | None = None) -> bool:
     """Join the cluster at ``address`` (None: start a Ray runtime on this machine with ``jobs`` CPUs), with
     ``working_dir`` copied to every node (None: nothing copied); returns True when this call connected (and the
@@ -239,6 +257,8 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
         quiet["runtime_env"] = {"working_dir": working_dir}
     # Ray's core worker takes over SIGTERM and SIGINT (and exits); the referee's handlers come back, so that both
     # still interrupt the run for a later --resume
+    if address is not None:
+        _check_reachable(address)
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         if address is not None:
@@ -247,8 +267,7 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
             ray.init(address="local", num_cpus=jobs, include_dashboard=False, object_store_memory=LOCAL_STORE, **quiet)
     except (OSError, RuntimeError, ValueError) as exc:
         where = f"--ray-address {address}" if address else "a local Ray runtime"
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise TournamentError(f"{where}: cannot connect: {first}") from None
+        raise TournamentError(f"{where}: cannot connect: {_first_line(exc)}") from None
     finally:
         if threading.current_thread() is threading.main_thread():
             for sig, handler in handlers.items():
@@ -327,6 +346,7 @@ class RayRun:
         self.lost = 0  # actors lost while running
         self.checked: set[str] = set()  # nodes whose preflight passed
         self.losses: dict[str, int] = {}  # match id -> times it was lost with its slot
+        self.failed_starts = 0  # slots that died before they were placed
         self._owner = False
         self._actor_class: Any = None
         self._starting: dict[Any, Any] = {}  # the ready call of an actor not placed yet -> the actor
@@ -379,6 +399,10 @@ class RayRun:
                     "the run can be resumed"
                 )
             waiting = [*self._running, *self._starting]
+            if not waiting:
+                if stopped:  # idle slots only: nothing left to receive
+                    break
+                raise WorkerError("no worker slot is left on the cluster; the run can be resumed")
             ready, _ = ray.wait(waiting, num_returns=1, timeout=POLL_S)
             for ref in ready:
                 if ref in self._starting:
@@ -394,8 +418,14 @@ class RayRun:
         actor = self._starting.pop(ref)
         try:
             node_id, _ = ray.get(ref)
-        except ray.exceptions.RayError:
-            return  # never placed (its node went away): no work was given to it
+        except ray.exceptions.RuntimeEnvSetupError as exc:  # --ray-working-dir could not be set up on a node
+            raise WorkerError(f"Ray could not prepare a worker slot: {_first_line(exc)}") from None
+        except ray.exceptions.RayError as exc:  # the slot died before it got any work: its node went away, say
+            self.failed_starts += 1
+            if self.failed_starts > 2 * self.jobs + 2:
+                raise WorkerError(f"worker slots keep failing to start: {_first_line(exc)}") from None
+            self._add_actor()
+            return
         if node_id not in self.checked:  # a node that joined the cluster after the start
             self.checked |= preflight(self.config, self.cwd, [node_id])
         if node_id in self.checked:
