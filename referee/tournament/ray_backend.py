@@ -69,6 +69,8 @@ CONNECT_S = 10.0
 PLACE_S = 30.0
 """How long the start waits for the worker slots to be placed (later ones join the run when placed)."""
 POLL_S = 0.5
+BATCH_S = 0.05
+"""A slot sends the matches that end within this many seconds together (fewer messages for very short ones)."""
 MAX_LOSSES = 3
 """How many times a match may be lost with its worker slot before the run gives up (a match that kills nodes)."""
 
@@ -124,8 +126,9 @@ class SlotWorker:
         """Finish the current match, then play no more of the unit."""
         self.stopping = True
 
-    async def play(self, unit: list[MatchSpec]) -> AsyncIterator[Shipment]:
-        """Play ``unit`` (one pairing's matches), yielding each match as it ends."""
+    async def play(self, unit: list[MatchSpec]) -> AsyncIterator[list[Shipment]]:
+        """Play ``unit`` (one pairing's matches), yielding the matches as they end: each batch holds the matches
+        that ended within :data:`BATCH_S` of its first (one match, unless they are very short)."""
         done: asyncio.Queue[tuple[MatchSpec, MatchResult] | None] = asyncio.Queue()
 
         def emit(spec: MatchSpec, result: MatchResult) -> None:
@@ -135,8 +138,22 @@ class SlotWorker:
             play_unit(self.config, self.staging, unit, emit, lambda: self.stopping, self.seats, self.key)
         )
         task.add_done_callback(lambda _: done.put_nowait(None))
-        while (item := await done.get()) is not None:
-            yield self._ship(*item)
+        loop = asyncio.get_running_loop()
+        ended = False
+        while not ended:
+            item = await done.get()
+            batch: list[Shipment] = []
+            deadline = loop.time() + BATCH_S
+            while item is not None:
+                batch.append(self._ship(*item))
+                try:
+                    item = await asyncio.wait_for(done.get(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    break
+            else:
+                ended = True
+            if batch:
+                yield batch
         task.result()  # a failure of the unit (a bug, an unwritable staging folder) reaches the driver
 
     def _ship(self, spec: MatchSpec, result: MatchResult) -> Shipment:
@@ -435,12 +452,12 @@ class RayRun:
             self._add_actor()
 
     def _receive(self, stream: Any, emit: Emit) -> bool:
-        """Take the next item of an actor's stream; True when a result was recorded."""
+        """Take the next batch of an actor's stream; True when a result was recorded."""
         import ray
 
         slot = self._running[stream]
         try:
-            shipment: Shipment = ray.get(next(stream))
+            batch: list[Shipment] = ray.get(next(stream))
         except StopIteration:
             del self._running[stream]
             self._idle.append(slot.actor)
@@ -456,13 +473,16 @@ class RayRun:
             del self._running[stream]
             self._lose(slot)
             return False
-        if shipment.match_id in self.recorded or shipment.match_id not in self.by_id:
-            return False  # a result already recorded counts once
-        spec = self.by_id[shipment.match_id]
-        self._write(spec, shipment)
-        emit(spec, shipment.result)
-        self.recorded.add(spec.match_id)
-        return True
+        recorded = False
+        for shipment in batch:
+            if shipment.match_id in self.recorded or shipment.match_id not in self.by_id:
+                continue  # a result already recorded counts once
+            spec = self.by_id[shipment.match_id]
+            self._write(spec, shipment)
+            emit(spec, shipment.result)
+            self.recorded.add(spec.match_id)
+            recorded = True
+        return recorded
 
     def _lose(self, slot: _Slot) -> None:
         """The slot's actor or node is gone: its unrecorded matches go back to the queue, a new actor is asked
