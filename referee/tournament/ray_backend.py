@@ -14,11 +14,11 @@ a failure is one error naming the node and the bot. A node that joins later is c
 first slot gets work.
 
 A lost node (or a lost actor) is handled by the driver's own bookkeeping, not by Ray's restarts or retries
-(actors are created with ``max_restarts=0``): an actor streams one result per finished match, the driver
-records it at once, and when the actor dies the matches of its unit that have no result yet go back to the
-queue, for another actor, with the same deals. A match is recorded only when its result arrives, and a second
-result for a recorded match is ignored, so nothing is lost or counted twice. A replacement actor is requested
-for each lost one; Ray places it once the cluster has room.
+(actors are created with ``max_restarts=0``): an actor streams each finished match (those that end within
+:data:`BATCH_S` of each other together), the driver records it at once, and when the actor dies the matches of
+its unit that have no result yet go back to the queue, for another actor, with the same deals. A match is
+recorded only when its result arrives, and a second result for a recorded match is ignored, so nothing is lost
+or counted twice. A replacement actor is requested for each lost one; Ray places it once the cluster has room.
 
 Ray is an optional dependency (``pip install 'koikoi-referee[ray]'``), imported only here and only when the
 backend is chosen.
