@@ -381,11 +381,14 @@ class RayRun:
             self._actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(SlotWorker)
             for _ in range(self.jobs):
                 self._add_actor()
+            # wait for the slots the cluster has room for (the others join when a node with a free CPU appears)
             deadline = time.monotonic() + PLACE_S
             while self._starting and time.monotonic() < deadline:
                 ready, _ = ray.wait(list(self._starting), num_returns=len(self._starting), timeout=POLL_S)
                 for ref in ready:
                     self._placed(ref)
+                if self._idle and len(self._idle) >= ray.cluster_resources().get("CPU", 0):  # type: ignore[no-untyped-call]
+                    break
         except BaseException:
             self._disconnect()
             raise
