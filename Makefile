@@ -12,7 +12,7 @@ ENGINE_TESTS := $(wildcard tests/test_engine_*.py tests/test_yaku_presets.py tes
 $(STAMP): pyproject.toml setup.py $(wildcard referee/engine/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,rl]'
+	$(BIN)/python -m pip install --quiet -e '.[test,rl,ray]'
 	touch $(STAMP)
 
 ## bwrap: bubblewrap for the bot sandbox, installed with apt-get where missing (never fatal: without it bots

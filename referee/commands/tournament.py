@@ -115,6 +115,28 @@ def tournament_cmd(
     ] = None,
     sandbox_mode: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
     bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend",
+            help="Where matches run: local (worker processes here) or ray (a Ray cluster; pip install "
+            "'koikoi-referee[ray]'; -j is then the matches in parallel across the cluster). Also with --resume.",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="With --backend ray: the cluster to join, HOST:PORT (default: Ray on this machine)."
+        ),
+    ] = None,
+    ray_working_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--ray-working-dir",
+            help="With --backend ray: a folder Ray copies to every node; the bots start from the copy (run the "
+            "referee from this folder, so the bot commands read the same there). See docs/cluster.md.",
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -126,6 +148,7 @@ def tournament_cmd(
         pairs=pairs, seed=seed, seed_file=seed_file, startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
+        backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)

@@ -162,6 +162,9 @@ class RunOptions:
     sprt: Sprt | None = None
     fail_if_worse: bool = False
     min_score: float | None = None
+    backend: str = "local"  # where the matches run: local or ray (chosen afresh by each run, like jobs)
+    ray_address: str | None = None  # the Ray cluster to join (None: a Ray runtime on this machine)
+    ray_working_dir: str | None = None  # a folder Ray copies to every node, where the bots are started
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the output folder (a resume reuses the shard and CI gates)."""

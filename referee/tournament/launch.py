@@ -76,6 +76,9 @@ class Request:
     key: Path | None = None
     sandbox: str | None = None  # auto, bwrap or none (over the tournament file's)
     bot_env: tuple[str, ...] = ()  # NAME=VALUE, added to the tournament file's [bot_env]
+    backend: str = "local"  # local or ray (also with --resume)
+    ray_address: str | None = None  # with --backend ray: the cluster to join
+    ray_working_dir: Path | None = None  # with --backend ray: the folder Ray copies to every node
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
@@ -205,17 +208,26 @@ def run(
 
 def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: MutableMapping[str, str]) -> Report:
     jobs = req.jobs or default_jobs()
+    if req.backend not in ("local", "ray"):
+        raise TournamentError(f"--backend {req.backend!r}: choose local or ray")
+    if (req.ray_address is not None or req.ray_working_dir is not None) and req.backend != "ray":
+        raise TournamentError("--ray-address and --ray-working-dir need --backend ray")
+    ray_dir = str(req.ray_working_dir.resolve()) if req.ray_working_dir is not None else None
     if req.resume is not None:
         environ.pop(SEED_ENV, None)
         if req.tournament_options_given():
             raise TournamentError(
-                "--resume takes only --jobs, --key (and --json, --html): the tournament's options, its sandbox "
+                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html): the tournament's "
+                "options, its sandbox "
                 "included, are in its folder"
             )
         key = signing_key(req.key, create=False)
         if key is None:
             warn(f"{req.resume / RESULTS}: {NO_KEY}")
         store = resume(req.resume, jobs, key)
+        store.options = dataclasses.replace(
+            store.options, backend=req.backend, ray_address=req.ray_address, ray_working_dir=ray_dir
+        )
         resolve(store.config.sandbox, warn)
         for w in store.warnings:
             if NO_KEY not in w:
@@ -239,6 +251,9 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             sprt=Sprt.parse(req.sprt) if req.sprt else None,
             fail_if_worse=req.fail_if_worse,
             min_score=req.min_score,
+            backend=req.backend,
+            ray_address=req.ray_address,
+            ray_working_dir=ray_dir,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         key = signing_key(req.key, create=True)

@@ -120,7 +120,13 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
 
     bar = ProgressDisplay(len(store.schedule), len(store.records), stream=stream, live=live)
     try:
-        if pending and jobs > 1:
+        if pending and store.options.backend == "ray":
+            from referee.tournament.ray_backend import RayRun
+
+            where = (store.options.ray_address, store.options.ray_working_dir)
+            with RayRun(store.config, store.root, pending, jobs, store.key, *where) as ray_run, bar:
+                ray_run.run(emit, should_stop)
+        elif pending and jobs > 1:
             with ParallelRun(store.config, store.root, pending, jobs, store.key) as runner, bar:
                 runner.run(emit, should_stop)
         elif pending:
