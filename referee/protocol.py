@@ -56,10 +56,11 @@ __all__ = [
     "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
     "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_answer", "action_from_json", "action_json",
-    "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
-    "full_event_json", "full_event_message", "hello_answer", "hello_message", "json_schema", "legal_action",
-    "legal_index", "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
-    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
+    "action_text", "answer_index", "bye_message", "check_action", "check_hello", "encode", "error_message",
+    "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
+    "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
+    "parse_bot_message", "public_event_message", "public_event_text", "request_message", "schema_text",
+    "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
 ]  # fmt: skip
 
 
@@ -693,6 +694,26 @@ def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
     return msg
 
 
+_TURN_TEXT: dict[tuple[type, int, int, int, bool], str] = {}
+_TURN_TEXT_CAP = 1 << 16
+
+
+def public_event_text(event: ev.PublicEvent) -> str:
+    """:func:`public_event_message` as compact JSON text (what :func:`encode` writes, without the newline); the
+    text of the turn's events (play, draw, draw capture) is built once per distinct event."""
+    t = type(event)
+    if t is ev.Play or t is ev.Draw or t is ev.DrawCapture:
+        e: Any = event
+        key = (t, e.seat, e.card, e.captured, e.choice if t is ev.Draw else False)
+        text = _TURN_TEXT.get(key)
+        if text is None:
+            if len(_TURN_TEXT) >= _TURN_TEXT_CAP:
+                _TURN_TEXT.clear()
+            text = _TURN_TEXT[key] = _dumps(public_event_message(event))
+        return text
+    return _dumps(public_event_message(event))
+
+
 def full_event_message(event: ev.Event) -> dict[str, Any]:
     """An event line with full information (both hands, the stock order): the replay's form, never for a seat."""
     msg: dict[str, Any] = {"type": "event"}
@@ -724,6 +745,22 @@ def action_answer(request_id: int, action: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
+_ACTION_TEXT: dict[Action, str] = {}
+
+
+def action_text(action: Action) -> str:
+    """:func:`action_json` as compact JSON text (ASCII, the same in requests and replays), built once per action."""
+    text = _ACTION_TEXT.get(action)
+    if text is None:
+        text = _ACTION_TEXT[action] = _dumps(action_json(action))
+    return text
+
+
+def legal_text(legal: Sequence[Action]) -> str:
+    """A request's ``legal`` list as compact JSON text (what :func:`encode` writes for it)."""
+    return "[" + ",".join([action_text(a) for a in legal]) + "]"
 
 
 def encode(msg: Mapping[str, Any] | BaseModel) -> bytes:
@@ -862,6 +899,35 @@ def legal_index(answer: BotAction, legal_json: Sequence[Mapping[str, Any]]) -> i
         raise IllegalAction(
             f"request {answer.id}: {shown} is not one of the legal actions {list(legal_json)}"[:600]
         ) from None
+
+
+def answer_index(line: bytes, request_id: int, legal_json: Sequence[Mapping[str, Any]]) -> int | None:
+    """The position in ``legal_json`` of the action a well-formed, legal answer line names, read without building
+    a model (the hot path); None when the line is anything else: :func:`parse_answer` and :func:`legal_index`
+    then say what is wrong.
+
+    Accepts exactly the lines those two accept: a JSON object in UTF-8 with the keys ``type`` (``"action"``),
+    ``id`` (an integer equal to ``request_id``) and ``action`` (an element of ``legal_json`` whose values have
+    the same types: ``1`` is not ``true``).
+    """
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if type(msg) is not dict or len(msg) != 3 or msg.get("type") != "action":
+        return None
+    rid = msg.get("id")
+    action = msg.get("action")
+    if type(rid) is not int or rid != request_id or type(action) is not dict:
+        return None
+    try:
+        index = legal_json.index(action)
+    except ValueError:
+        return None
+    for key, value in legal_json[index].items():
+        if type(action[key]) is not type(value):
+            return None
+    return index
 
 
 def legal_action(

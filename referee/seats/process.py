@@ -32,8 +32,9 @@ import signal
 import subprocess
 import time
 import weakref
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO, Any, TypedDict
 
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
@@ -182,6 +183,30 @@ def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGCHLD, sweep)
     loop.call_later(REAP_S, tick)
+
+
+async def _within(read: Coroutine[Any, Any, bytes], timeout_s: float) -> bytes:
+    """``await read``, cancelled after ``timeout_s`` (:class:`TimeoutError`): what ``asyncio.timeout`` does, with
+    one timer handle and no context manager (once per decision, on the hot path)."""
+    task = asyncio.current_task()
+    assert task is not None
+    cancelling = task.cancelling()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    handle = asyncio.get_running_loop().call_later(timeout_s, expire)
+    try:
+        return await read
+    except asyncio.CancelledError:
+        if expired and task.uncancel() <= cancelling:
+            raise TimeoutError from None
+        raise
+    finally:
+        handle.cancel()
 
 
 _serial = 0
@@ -430,8 +455,9 @@ class BotProcess:
                 log.debug("%s >> %s", self.label, line.decode("utf-8", "replace"))
         w.write(data)
 
-    async def read_line(self) -> bytes:
-        """The next line from the bot's stdout, without its newline.
+    async def read_line(self, timeout_s: float | None = None) -> bytes:
+        """The next line from the bot's stdout, without its newline; :class:`TimeoutError` when none came
+        within ``timeout_s`` (None: no limit).
 
         :class:`BotClosedError` at end of file (a last line without newline counts as end of file);
         :class:`LineTooLongError` for a line over the cap (read with a bounded buffer).
@@ -440,9 +466,14 @@ class BotProcess:
         if r is None or self._protocol is None:
             raise BotClosedError("the bot is not running")
         try:
-            line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
+            if timeout_s is None:
+                line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
+            else:
+                line = await _within(r.readline(), timeout_s)
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
+        except TimeoutError:  # an OSError, but the caller's
+            raise
         except (ConnectionError, OSError) as exc:
             raise BotClosedError(f"stdout: {exc}") from None
         if not line.endswith(b"\n"):
