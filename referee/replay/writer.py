@@ -38,6 +38,12 @@ def is_compressed(path: Path | str) -> bool:
     return str(path).endswith(GZ_SUFFIX)
 
 
+def plain_name(path: Path) -> Path:
+    """``path`` without a compressed replay's ``.gz`` ending (``m.jsonl.gz`` -> ``m.jsonl``), to derive other
+    names from (its viewer page, the files of a series)."""
+    return path.with_name(path.name.removesuffix(GZ_SUFFIX)) if is_compressed(path) else path
+
+
 class ReplayWriter:
     """Writes one replay, line by line; with ``key``, signs every line (no key: unsigned). A path ending in
     ``.gz`` is written gzip-compressed."""
