@@ -115,6 +115,10 @@ def tournament_cmd(
     ] = None,
     sandbox_mode: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
     bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
+    compress: Annotated[
+        bool,
+        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about a quarter the size)."),
+    ] = False,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -126,6 +130,7 @@ def tournament_cmd(
         pairs=pairs, seed=seed, seed_file=seed_file, startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
+        compress=compress,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)

@@ -162,6 +162,7 @@ class RunOptions:
     sprt: Sprt | None = None
     fail_if_worse: bool = False
     min_score: float | None = None
+    compress: bool = False  # replays written as .jsonl.gz
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the output folder (a resume reuses the shard and CI gates)."""
@@ -170,6 +171,7 @@ class RunOptions:
             "sprt": dataclasses.asdict(self.sprt) if self.sprt else None,
             "fail_if_worse": self.fail_if_worse,
             "min_score": self.min_score,
+            "compress": self.compress,
         }
 
     @staticmethod
@@ -178,7 +180,10 @@ class RunOptions:
         try:
             k, n = data["shard"]
             sprt = Sprt(**data["sprt"]) if data.get("sprt") else None
-            return RunOptions(jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"))
+            return RunOptions(
+                jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"),
+                data.get("compress", False) is True,
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise TournamentError(f"malformed run options: {exc}") from None
 

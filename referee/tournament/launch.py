@@ -76,13 +76,14 @@ class Request:
     key: Path | None = None
     sandbox: str | None = None  # auto, bwrap or none (over the tournament file's)
     bot_env: tuple[str, ...] = ()  # NAME=VALUE, added to the tournament file's [bot_env]
+    compress: bool = False  # replays as .jsonl.gz
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
         values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env]  # fmt: skip
-        return any(v is not None and v != () for v in values) or self.fail_if_worse
+        return any(v is not None and v != () for v in values) or self.fail_if_worse or self.compress
 
 
 @dataclass
@@ -239,6 +240,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             sprt=Sprt.parse(req.sprt) if req.sprt else None,
             fail_if_worse=req.fail_if_worse,
             min_score=req.min_score,
+            compress=req.compress,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         key = signing_key(req.key, create=True)
