@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/referee.py [--matches N] [--rules PRESET] [--rounds N] [--gz]``. Both sides
 use the same minimal Python bot (first legal action) over asyncio subprocess pipes. The raw echo writes the same request
-lines the referee would write (encoded in the loop) and parses each answer; the referee side plays whole
+lines the referee would write (encoded in the loop from plain dicts with the generic JSON encoder, where the
+referee writes its requests from cached texts) and parses each answer; the referee side plays whole
 matches (engine, views, events to both seats, validation, time control, replay file). Goal: a ratio <= 1.5.
 """
 
@@ -56,7 +57,8 @@ def sample_requests(rules_name: str, matches: int) -> list[dict[str, Any]]:
     for seed in range(matches):
         state = new_match(PRESETS[rules_name], seed)
         while not state.is_over:
-            out.append(request_message(len(out) + 1, observe(state, state.to_move), 1000, 30000))
+            # A plain dict: the echo encodes it with the generic JSON encoder, as a raw echo would.
+            out.append(dict(request_message(len(out) + 1, observe(state, state.to_move), 1000, 30000)))
             state = apply(state, legal_actions(state)[0])
     return out
 

@@ -60,7 +60,7 @@ __all__ = [
     "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
     "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
     "parse_bot_message", "public_event_message", "public_event_text", "request_message", "schema_text",
-    "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
+    "seat_event_from_json", "validate_referee_message", "view_json", "view_text", "wire_seat",
 ]  # fmt: skip
 
 
@@ -670,21 +670,32 @@ def event_message(event: ev.Event, seat: int) -> dict[str, Any]:
     return msg
 
 
+class _Request(dict[str, Any]):
+    """A ``request`` message that remembers its view, so that :func:`encode` writes it from cached texts."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: View, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.view = view
+
+
 def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
     """The ``request`` of decision ``request_id`` for the seat of ``view`` (``observe(state, seat)``).
 
-    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug).
+    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug). A seat may set
+    its ``id``; :func:`encode` writes the other fields from ``view``, as they were built.
     """
     if not view.legal or view.decision is None:
         raise ValueError("the view's seat has no decision due")
-    return {
+    return _Request(view, {
         "type": "request",
         "id": request_id,
         "decision": view.decision,
         "view": view_json(view),
         "legal": [action_json(a) for a in view.legal],
         "time": {"move_ms": move_ms, "bank_ms": bank_ms},
-    }
+    })  # fmt: skip
 
 
 def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
@@ -763,8 +774,58 @@ def legal_text(legal: Sequence[Action]) -> str:
     return "[" + ",".join([action_text(a) for a in legal]) + "]"
 
 
+_IDS_TEXT: dict[int, str] = {}
+_TEXT_CAP = 1 << 16
+
+
+def _ids_text(mask: int) -> str:
+    """``ids_of(mask)`` as JSON text, built once per mask (a bounded cache)."""
+    text = _IDS_TEXT.get(mask)
+    if text is None:
+        if len(_IDS_TEXT) >= _TEXT_CAP:
+            _IDS_TEXT.clear()
+        text = _IDS_TEXT[mask] = _dumps(ids_of(mask))
+    return text
+
+
+def _score_text(sc: Score) -> str:
+    return f'{{"yaku":[],"total":{sc.total}}}' if not sc.yaku else _dumps(_score_json(sc))
+
+
+def _opt_int(value: int | None) -> str:
+    return "null" if value is None else str(value)
+
+
+def view_text(view: View) -> str:
+    """:func:`view_json` as compact JSON text (what :func:`encode` writes for it), from cached card-list texts."""
+    drawn = f'"{CARD_IDS[view.drawn]}"' if view.drawn >= 0 else "null"
+    decision = "null" if view.decision is None else _dumps(view.decision)
+    (s0, s1), (k0, k1), (y0, y1), (c0, c1) = view.scores, view.koikoi_calls, view.yaku, view.captured
+    return (
+        f'{{"seat":{view.seat + 1},"round":{view.round},"rounds":{view.rounds},"dealer":{view.dealer + 1},'
+        f'"leader":{view.leader + 1},"turn":{view.turn},"to_move":{_opt_int(_opt_seat(view.to_move))},'
+        f'"decision":{decision},"hand":{_ids_text(view.hand)},"field":{_ids_text(view.field)},'
+        f'"captured":[{_ids_text(c0)},{_ids_text(c1)}],"opponent_hand_size":{view.opponent_hand_size},'
+        f'"stock_size":{view.stock_size},"drawn":{drawn},"scores":[{s0},{s1}],"koikoi_calls":[{k0},{k1}],'
+        f'"yaku":[{_score_text(y0)},{_score_text(y1)}]}}'
+    )
+
+
+def _request_line(msg: _Request) -> bytes:
+    t = msg["time"]
+    rid = msg["id"]
+    if type(rid) is not int or type(t["move_ms"]) is not int or type(t["bank_ms"]) is not int:
+        return _dumps(msg).encode() + b"\n"
+    return (
+        f'{{"type":"request","id":{rid},"decision":{_dumps(msg["decision"])},"view":{view_text(msg.view)},'
+        f'"legal":{legal_text(msg.view.legal)},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'
+    ).encode()
+
+
 def encode(msg: Mapping[str, Any] | BaseModel) -> bytes:
     """One compact JSON line (ASCII, hence UTF-8) ending in ``\\n``."""
+    if type(msg) is _Request:
+        return _request_line(msg)
     if isinstance(msg, BaseModel):
         return msg.model_dump_json().encode() + b"\n"
     return _dumps(msg).encode() + b"\n"

@@ -126,6 +126,17 @@ def test_cached_texts_are_what_encode_writes() -> None:
             state = apply(state, legal[-1])
 
 
+def test_a_request_written_from_cached_texts_is_the_json_of_its_dict() -> None:
+    for preset in PRESETS:
+        for seed in range(6):
+            state = new_match(PRESETS[preset], seed)
+            while not state.is_over:
+                request = request_message(5, observe(state, state.to_move), 1000, 2**40)
+                request["id"] = seed + 10**12  # the seat sets the id
+                assert encode(request) == (json.dumps(dict(request), separators=(",", ":")) + "\n").encode()
+                state = apply(state, legal_actions(state)[seed % len(legal_actions(state))])
+
+
 def test_the_decision_line_from_parts_is_the_line_of_its_dict(tmp_path: Path) -> None:
     a, b = ReplayWriter(tmp_path / "a.jsonl"), ReplayWriter(tmp_path / "b.jsonl")
     for req in REQUESTS[:300:7]:
