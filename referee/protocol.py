@@ -706,7 +706,7 @@ def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
 
 
 _TURN_TEXT: dict[tuple[type, int, int, int, bool], str] = {}
-_TURN_TEXT_CAP = 1 << 16
+_TEXT_CAP = 1 << 16
 
 
 def public_event_text(event: ev.PublicEvent) -> str:
@@ -717,12 +717,16 @@ def public_event_text(event: ev.PublicEvent) -> str:
         e: Any = event
         key = (t, e.seat, e.card, e.captured, e.choice if t is ev.Draw else False)
         text = _TURN_TEXT.get(key)
-        if text is None:
-            if len(_TURN_TEXT) >= _TURN_TEXT_CAP:
-                _TURN_TEXT.clear()
-            text = _TURN_TEXT[key] = _dumps(public_event_message(event))
-        return text
+        return text if text is not None else _remember(_TURN_TEXT, key, _dumps(public_event_message(event)))
     return _dumps(public_event_message(event))
+
+
+def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
+    """Keep ``text`` in ``cache`` under ``key`` (emptied when it reaches :data:`_TEXT_CAP` entries); returns it."""
+    if len(cache) >= _TEXT_CAP:
+        cache.clear()
+    cache[key] = text
+    return text
 
 
 def full_event_message(event: ev.Event) -> dict[str, Any]:
@@ -775,17 +779,12 @@ def legal_text(legal: Sequence[Action]) -> str:
 
 
 _IDS_TEXT: dict[int, str] = {}
-_TEXT_CAP = 1 << 16
 
 
 def _ids_text(mask: int) -> str:
     """``ids_of(mask)`` as JSON text, built once per mask (a bounded cache)."""
     text = _IDS_TEXT.get(mask)
-    if text is None:
-        if len(_IDS_TEXT) >= _TEXT_CAP:
-            _IDS_TEXT.clear()
-        text = _IDS_TEXT[mask] = _dumps(ids_of(mask))
-    return text
+    return text if text is not None else _remember(_IDS_TEXT, mask, _dumps(ids_of(mask)))
 
 
 def _score_text(sc: Score) -> str:

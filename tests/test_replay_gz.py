@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_crash_safety import HOSTILE
+from test_crash_safety import slow_match
 
 from referee.engine import PRESETS
 from referee.match import MatchConfig, run_match
@@ -112,11 +112,7 @@ def test_a_flushed_writer_leaves_a_readable_compressed_prefix(pair: tuple[Path, 
 
 def test_a_referee_killed_mid_match_leaves_a_verifiable_compressed_prefix(referee_exe: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl.gz"
-    bot = f"{HOSTILE} sleepy {tmp_path / 'pids'}"
-    referee = subprocess.Popen(
-        [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    referee = slow_match(referee_exe, replay, tmp_path / "pids")
 
     def decisions() -> int:
         return sum(b'"type":"decision"' in line for line in open_replay(replay)) if replay.exists() else 0
