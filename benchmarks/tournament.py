@@ -1,11 +1,18 @@
-"""Tournament throughput: matches per second with reused bot processes at -j1 and -j2, beside a
-restart-per-match baseline.
+"""Tournament throughput: matches per second with reused bot processes at -j1 and -jN, beside a
+restart-per-match baseline, with the CPU and memory each costs and the replay size per match.
 
-Run: ``.venv/bin/python benchmarks/tournament.py [--pairs N] [--baseline-matches N] [--rules PRESET] [--jobs N]``.
-Single-deal matches (cardavia) between ``bots/greedy_bot.py`` and ``bots/random_bot.py``. The reused runs are
-whole tournaments through the library (schedule, progress log with fsync, replays, report); the baseline plays
-matches of the same schedule with :func:`referee.match.run_match`, which starts and kills both bots for every
-match. Goals: reuse at -j1 >= 5x the baseline; -j2 >= 1.8x -j1 (on an otherwise idle machine with 2 cores).
+Run: ``.venv/bin/python benchmarks/tournament.py [--pairs N] [--baseline-matches N] [--rules PRESET] [--jobs N]``
+(the issue's figure: ``--rules koikoi-japan --pairs 300``). Matches between ``bots/greedy_bot.py`` and
+``bots/random_bot.py``. The reused runs are whole tournaments through the library (schedule, progress log with
+fsync, replays, report); the baseline plays matches of the same schedule with :func:`referee.match.run_match`,
+which starts and kills both bots for every match. A further -j1 run writes compressed replays (``--compress``).
+
+Printed per mode: matches/s, CPU per match (this process, and its workers and bots: the script reaps the
+sandboxed bots as the CLI does, so their CPU counts in every mode) and this process's RSS before and after. Then
+the ratios, the CPU per match at -jN against -j1 (1.00 means parallel play costs nothing extra, so -jN is bound
+by N free cores), the main process's cost to record one match (what caps matches/s whatever N), RSS growth per
+match and replay bytes per match, plain and gzip. Goals: reuse at -j1 >= 5x the baseline; -j2 >= 1.8x -j1 on an
+otherwise idle machine with 2 cores (on a shared machine, read the CPU ratio).
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from referee.match import run_match  # noqa: E402
+from referee.records import MatchResult, Termination  # noqa: E402
 from referee.seats.descendants import adopt_orphans  # noqa: E402
-from referee.tournament import BotSpec, RunOptions, TournamentConfig, play, resolve_rules, start  # noqa: E402
+from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, play, resolve_rules, start  # noqa: E402
+from referee.tournament.progress import ProgressDisplay  # noqa: E402
 from referee.tournament.runner import match_config  # noqa: E402
 from referee.tournament.schedule import build_schedule  # noqa: E402
 
@@ -109,6 +118,21 @@ def restarted(config: TournamentConfig, matches: int, folder: Path) -> Run:
     return Run("restart per match, -j1", len(schedule), time.perf_counter() - t0, m1 - m0, k1 - k0)
 
 
+def record_cost(config: TournamentConfig, folder: Path, matches: int = 200) -> tuple[float, float]:
+    """Wall and CPU milliseconds the main process spends to record one finished match (a signed, fsynced line
+    and the progress line): what bounds a tournament's matches/s however many workers play."""
+    store = start(config, RunOptions(), folder)
+    bar = ProgressDisplay(len(store.schedule), 0, stream=io.StringIO(), live=False)
+    specs = store.schedule[:matches]
+    results = [MatchResult(s.match_id, 0, (7, 0), 3, Termination.ROUNDS, None, s.seats, s.seed, 60) for s in specs]
+    c0, t0 = time.process_time(), time.perf_counter()
+    for spec, result in zip(specs, results, strict=True):
+        bar.advance(store.append(Record(spec, result)))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    store.close()
+    return wall / len(specs) * 1000, cpu / len(specs) * 1000
+
+
 def main() -> None:
     """Print matches/s, CPU and memory of each mode, the ratios and the replay sizes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -128,6 +152,7 @@ def main() -> None:
             reused(config, args.jobs, base / "jN", f"reused bots, -j{args.jobs}"),
             reused(config, 1, base / "gz", "reused bots, -j1 --compress", compress=True),
         ]
+        record_wall, record_cpu = record_cost(config, base / "record")
     after = os.getloadavg()
     print(f"load average: {load[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} CPUs "
           "(other work shares the machine)")  # fmt: skip
@@ -140,6 +165,8 @@ def main() -> None:
     cpu1, cpun = (r.cpu_main + r.cpu_rest for r in (r1, rn))
     print(f"-j{args.jobs} CPU per match / -j1:     {cpun / rn.matches / (cpu1 / r1.matches):5.2f}x   (1.00: parallel "
           "play costs no extra CPU, so -jN is bound by N free cores)")  # fmt: skip
+    print(f"main process, per match:     {record_wall:5.2f} ms wall ({record_cpu:.2f} ms CPU) to record it (fsync): "
+          f"at most ~{1000 / record_wall:.0f} matches/s whatever -j")  # fmt: skip
     for r in (r1, rn):
         print(f"main RSS growth, {r.label:<13} {(r.rss[1] - r.rss[0]) / r.matches / 1024:6.2f} kB per match")
     plain_kb, gz_kb = r1.replay_bytes / r1.matches / 1024, gz.replay_bytes / gz.matches / 1024
