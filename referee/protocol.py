@@ -778,13 +778,37 @@ def legal_text(legal: Sequence[Action]) -> str:
     return "[" + ",".join([action_text(a) for a in legal]) + "]"
 
 
+_BYTE_TEXT: tuple[str, ...] = tuple(
+    ",".join(f'"{CARD_IDS[8 * k + i]}"' for i in range(8) if b >> i & 1) for k in range(6) for b in range(256)
+)
+"""The JSON strings of the cards in byte ``k`` of a mask with value ``b``, comma-separated, at ``256 * k + b``
+(card ids are plain ASCII: no escapes)."""
+
+
 _IDS_TEXT: dict[int, str] = {}
+_IDS_TEXT_CAP = 4096  # about a megabyte: the capture piles, which change rarely, stay in it
 
 
 def _ids_text(mask: int) -> str:
-    """``ids_of(mask)`` as JSON text, built once per mask (a bounded cache)."""
+    """``ids_of(mask)`` as JSON text: from a small cache, else joined from the texts of the mask's bytes."""
     text = _IDS_TEXT.get(mask)
-    return text if text is not None else _remember(_IDS_TEXT, mask, _dumps(ids_of(mask)))
+    if text is not None:
+        return text
+    if len(_IDS_TEXT) >= _IDS_TEXT_CAP:
+        _IDS_TEXT.clear()
+    text = _IDS_TEXT[mask] = _join_ids_text(mask)
+    return text
+
+
+def _join_ids_text(mask: int) -> str:
+    parts: list[str] = []
+    shift = 0
+    while mask:
+        if mask & 255:
+            parts.append(_BYTE_TEXT[shift + (mask & 255)])
+        mask >>= 8
+        shift += 256
+    return "[" + ",".join(parts) + "]"
 
 
 def _score_text(sc: Score) -> str:
