@@ -89,7 +89,9 @@ def _write(
 ) -> None:
     if (out / DESCRIPTION).exists():
         raise TournamentError(f"{out} already holds a tournament; choose another -o")
-    options = RunOptions(1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score)
+    options = RunOptions(
+        1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score, base.options.compress
+    )
     ordered = sorted(records.values(), key=lambda r: r.spec.index)
     try:
         (out / "replays").mkdir(parents=True, exist_ok=True)
