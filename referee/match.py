@@ -46,11 +46,11 @@ from referee.protocol import (
     full_event_message,
     hello_message,
     legal_index,
-    legal_text,
     new_match_message,
     parse_answer,
     public_event_message,
     public_event_text,
+    request_legal_text,
     request_message,
 )
 from referee.records import Failure, Forfeit, MatchResult, Termination, TimeControl
@@ -153,7 +153,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 assert index is not None
                 decisions += 1
                 if writer is not None:
-                    writer.decision(p + 1, rid, request["decision"], legal_text(view.legal),
+                    writer.decision(p + 1, rid, request["decision"], request_legal_text(request),
                                     action_text(view.legal[index]), ms)  # fmt: skip
                 state = apply(state, view.legal[index])
                 await _send_events(seats, state.events, writer, round_ends)

@@ -59,8 +59,8 @@ __all__ = [
     "action_text", "answer_index", "bye_message", "check_action", "check_hello", "encode", "error_message",
     "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
     "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
-    "parse_bot_message", "public_event_message", "public_event_text", "request_message", "schema_text",
-    "seat_event_from_json", "validate_referee_message", "view_json", "view_text", "wire_seat",
+    "parse_bot_message", "public_event_message", "public_event_text", "request_legal_text", "request_message",
+    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "view_text", "wire_seat",
 ]  # fmt: skip
 
 
@@ -671,13 +671,20 @@ def event_message(event: ev.Event, seat: int) -> dict[str, Any]:
 
 
 class _Request(dict[str, Any]):
-    """A ``request`` message that remembers its view, so that :func:`encode` writes it from cached texts."""
+    """A ``request`` message that remembers its view and its legal list's text, so that :func:`encode` writes it
+    from cached texts."""
 
-    __slots__ = ("view",)
+    __slots__ = ("legal_text", "view")
 
     def __init__(self, view: View, fields: dict[str, Any]) -> None:
         super().__init__(fields)
         self.view = view
+        self.legal_text = legal_text(view.legal)
+
+
+def request_legal_text(request: Mapping[str, Any]) -> str:
+    """The JSON text of a request's ``legal`` list (built once with a request of :func:`request_message`)."""
+    return request.legal_text if type(request) is _Request else _dumps(request["legal"])
 
 
 def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
@@ -841,7 +848,7 @@ def _request_line(msg: _Request) -> bytes:
         return _dumps(msg).encode() + b"\n"
     return (
         f'{{"type":"request","id":{rid},"decision":{_dumps(msg["decision"])},"view":{view_text(msg.view)},'
-        f'"legal":{legal_text(msg.view.legal)},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'
+        f'"legal":{msg.legal_text},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'
     ).encode()
 
 

@@ -23,6 +23,7 @@ from referee.protocol import (
     parse_answer,
     public_event_message,
     public_event_text,
+    request_legal_text,
     request_message,
 )
 from referee.replay import ReplayWriter
@@ -134,6 +135,8 @@ def test_a_request_written_from_cached_texts_is_the_json_of_its_dict() -> None:
                 request = request_message(5, observe(state, state.to_move), 1000, 2**40)
                 request["id"] = seed + 10**12  # the seat sets the id
                 assert encode(request) == (json.dumps(dict(request), separators=(",", ":")) + "\n").encode()
+                legal = json.dumps(request["legal"], separators=(",", ":"))
+                assert request_legal_text(request) == legal == request_legal_text(dict(request))
                 state = apply(state, legal_actions(state)[seed % len(legal_actions(state))])
 
 
