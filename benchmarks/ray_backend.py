@@ -61,7 +61,7 @@ def on_ray(config: TournamentConfig, jobs: int, folder: Path, address: str) -> t
         run.run(emit, lambda: False)
         t2 = time.perf_counter()
     store.close()
-    return len(store.records), t1 - t0, t2 - t1
+    return store.done, t1 - t0, t2 - t1
 
 
 def inside(args: argparse.Namespace) -> None:

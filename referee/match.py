@@ -37,6 +37,8 @@ from referee.engine import (
 from referee.errors import RefereeError
 from referee.protocol import (
     ProtocolError,
+    action_text,
+    answer_index,
     check_hello,
     encode,
     error_message,
@@ -48,6 +50,8 @@ from referee.protocol import (
     new_match_message,
     parse_answer,
     public_event_message,
+    public_event_text,
+    request_legal_text,
     request_message,
 )
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
@@ -131,25 +135,30 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)
                 rid = request["id"]
-                try:
-                    answer = parse_answer(line, rid)
-                except ProtocolError as exc:
-                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                legal_json = request["legal"]
+                index = answer_index(line, rid, legal_json)  # a legal answer, read without a model
+                answer = None
+                if index is None:
+                    try:
+                        answer = parse_answer(line, rid)
+                    except ProtocolError as exc:
+                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 if ms > move_ms and seats[p].timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
                         detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
                         raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
-                try:
-                    index = legal_index(answer, request["legal"])
-                except ProtocolError as exc:
-                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                if answer is not None:
+                    try:
+                        index = legal_index(answer, legal_json)
+                    except ProtocolError as exc:
+                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                assert index is not None
                 decisions += 1
                 if writer is not None:
-                    writer.write({"type": "decision", "seat": p + 1, "id": rid, "decision": view.decision,
-                                  "legal": request["legal"], "action": request["legal"][index],
-                                  "ms": round(ms, 3)})  # fmt: skip
+                    writer.decision(p + 1, rid, request["decision"], request_legal_text(request),
+                                    action_text(view.legal[index]), ms)  # fmt: skip
                 state = apply(state, view.legal[index])
                 await _send_events(seats, state.events, writer, round_ends)
         except _Forfeited as f:
@@ -211,6 +220,8 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif writer is not None:
             writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
                           "version": seats[i].version})  # fmt: skip
+    if writer is not None:
+        writer.flush()
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1
@@ -220,34 +231,40 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         raise _Forfeited(*failed[0])
 
 
+_NO_MESSAGE: dict[str, Any] = {}  # a bot seat writes the encoded line only
+
+
 async def _send_events(
     seats: tuple[Seat, Seat],
     events: Sequence[Event],
     writer: ReplayWriter | None,
     round_ends: list[dict[str, Any]],
 ) -> None:
-    # A deal is filtered per seat; every other event is public: built and encoded once, for both seats and the
-    # replay (whose full form of a public event is the same).
+    # A deal is filtered per seat; every other event is public: encoded once, for both seats and the replay
+    # (whose full form of a public event is the same). Only a seat that is not a bot process reads the messages.
     per_seat: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = ([], [])
+    messages = type(seats[0]) is not BotSeat or type(seats[1]) is not BotSeat
     for e in events:
-        if isinstance(e, RoundStart | Misdeal):
+        kind = type(e)
+        if kind is RoundStart or kind is Misdeal:
             if writer is not None:
                 writer.write(full_event_message(e))
             for i in (0, 1):
                 msg = event_message(e, i)
                 per_seat[i].append((msg, encode(msg)))
             continue
-        msg = public_event_message(e)
-        line = encode(msg)
+        public: Any = e
+        text = public_event_text(public)
         if writer is not None:
-            writer.write_line(line[:-1].decode())
-        per_seat[0].append((msg, line))
-        per_seat[1].append((msg, line))
-        if isinstance(e, RoundEnd):
-            round_ends.append(event_json(e))
+            writer.write_line(text)
+        item = (public_event_message(public) if messages else _NO_MESSAGE, (text + "\n").encode())
+        per_seat[0].append(item)
+        per_seat[1].append(item)
+        if kind is RoundEnd:
+            round_ends.append(event_json(public))
     if writer is not None:
         writer.flush()
-    over = bool(events) and isinstance(events[-1], MatchEnd)
+    over = bool(events) and type(events[-1]) is MatchEnd
     for i in (0, 1):
         try:
             await seats[i].send_encoded(per_seat[i])

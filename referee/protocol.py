@@ -56,10 +56,11 @@ __all__ = [
     "NAME_MAX", "PROTOCOL_VERSION", "BotAction", "BotHello", "BotMessage", "ByeMsg", "ErrorMsg", "EventMsg",
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
     "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_answer", "action_from_json", "action_json",
-    "bye_message", "check_action", "check_hello", "encode", "error_message", "event_json", "event_message",
-    "full_event_json", "full_event_message", "hello_answer", "hello_message", "json_schema", "legal_action",
-    "legal_index", "new_match_message", "parse_answer", "parse_bot_message", "public_event_message", "request_message",
-    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "wire_seat",
+    "action_text", "answer_index", "bye_message", "check_action", "check_hello", "encode", "error_message",
+    "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
+    "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
+    "parse_bot_message", "public_event_message", "public_event_text", "request_legal_text", "request_message",
+    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "view_text", "wire_seat",
 ]  # fmt: skip
 
 
@@ -669,21 +670,39 @@ def event_message(event: ev.Event, seat: int) -> dict[str, Any]:
     return msg
 
 
+class _Request(dict[str, Any]):
+    """A ``request`` message that remembers its view and its legal list's text, so that :func:`encode` writes it
+    from cached texts."""
+
+    __slots__ = ("legal_text", "view")
+
+    def __init__(self, view: View, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.view = view
+        self.legal_text = legal_text(view.legal)
+
+
+def request_legal_text(request: Mapping[str, Any]) -> str:
+    """The JSON text of a request's ``legal`` list (built once with a request of :func:`request_message`)."""
+    return request.legal_text if type(request) is _Request else _dumps(request["legal"])
+
+
 def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
     """The ``request`` of decision ``request_id`` for the seat of ``view`` (``observe(state, seat)``).
 
-    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug).
+    ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug). A seat may set
+    its ``id``; :func:`encode` writes the other fields from ``view``, as they were built.
     """
     if not view.legal or view.decision is None:
         raise ValueError("the view's seat has no decision due")
-    return {
+    return _Request(view, {
         "type": "request",
         "id": request_id,
         "decision": view.decision,
         "view": view_json(view),
         "legal": [action_json(a) for a in view.legal],
         "time": {"move_ms": move_ms, "bank_ms": bank_ms},
-    }
+    })  # fmt: skip
 
 
 def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
@@ -691,6 +710,30 @@ def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
     msg: dict[str, Any] = {"type": "event"}
     msg.update(event_json(event))
     return msg
+
+
+_TURN_TEXT: dict[tuple[type, int, int, int, bool], str] = {}
+_TEXT_CAP = 1 << 16
+
+
+def public_event_text(event: ev.PublicEvent) -> str:
+    """:func:`public_event_message` as compact JSON text (what :func:`encode` writes, without the newline); the
+    text of the turn's events (play, draw, draw capture) is built once per distinct event."""
+    t = type(event)
+    if t is ev.Play or t is ev.Draw or t is ev.DrawCapture:
+        e: Any = event
+        key = (t, e.seat, e.card, e.captured, e.choice if t is ev.Draw else False)
+        text = _TURN_TEXT.get(key)
+        return text if text is not None else _remember(_TURN_TEXT, key, _dumps(public_event_message(event)))
+    return _dumps(public_event_message(event))
+
+
+def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
+    """Keep ``text`` in ``cache`` under ``key`` (emptied when it reaches :data:`_TEXT_CAP` entries); returns it."""
+    if len(cache) >= _TEXT_CAP:
+        cache.clear()
+    cache[key] = text
+    return text
 
 
 def full_event_message(event: ev.Event) -> dict[str, Any]:
@@ -726,8 +769,93 @@ def action_answer(request_id: int, action: Mapping[str, Any]) -> dict[str, Any]:
 _dumps = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
 
 
+_ACTION_TEXT: dict[Action, str] = {}
+
+
+def action_text(action: Action) -> str:
+    """:func:`action_json` as compact JSON text (ASCII, the same in requests and replays), built once per action."""
+    text = _ACTION_TEXT.get(action)
+    if text is None:
+        text = _ACTION_TEXT[action] = _dumps(action_json(action))
+    return text
+
+
+def legal_text(legal: Sequence[Action]) -> str:
+    """A request's ``legal`` list as compact JSON text (what :func:`encode` writes for it)."""
+    return "[" + ",".join([action_text(a) for a in legal]) + "]"
+
+
+_BYTE_TEXT: tuple[str, ...] = tuple(
+    ",".join(f'"{CARD_IDS[8 * k + i]}"' for i in range(8) if b >> i & 1) for k in range(6) for b in range(256)
+)
+"""The JSON strings of the cards in byte ``k`` of a mask with value ``b``, comma-separated, at ``256 * k + b``
+(card ids are plain ASCII: no escapes)."""
+
+
+_IDS_TEXT: dict[int, str] = {}
+_IDS_TEXT_CAP = 4096  # about a megabyte: the capture piles, which change rarely, stay in it
+
+
+def _ids_text(mask: int) -> str:
+    """``ids_of(mask)`` as JSON text: from a small cache, else joined from the texts of the mask's bytes."""
+    text = _IDS_TEXT.get(mask)
+    if text is not None:
+        return text
+    if len(_IDS_TEXT) >= _IDS_TEXT_CAP:
+        _IDS_TEXT.clear()
+    text = _IDS_TEXT[mask] = _join_ids_text(mask)
+    return text
+
+
+def _join_ids_text(mask: int) -> str:
+    parts: list[str] = []
+    shift = 0
+    while mask:
+        if mask & 255:
+            parts.append(_BYTE_TEXT[shift + (mask & 255)])
+        mask >>= 8
+        shift += 256
+    return "[" + ",".join(parts) + "]"
+
+
+def _score_text(sc: Score) -> str:
+    return f'{{"yaku":[],"total":{sc.total}}}' if not sc.yaku else _dumps(_score_json(sc))
+
+
+def _opt_int(value: int | None) -> str:
+    return "null" if value is None else str(value)
+
+
+def view_text(view: View) -> str:
+    """:func:`view_json` as compact JSON text (what :func:`encode` writes for it), from cached card-list texts."""
+    drawn = f'"{CARD_IDS[view.drawn]}"' if view.drawn >= 0 else "null"
+    decision = "null" if view.decision is None else _dumps(view.decision)
+    (s0, s1), (k0, k1), (y0, y1), (c0, c1) = view.scores, view.koikoi_calls, view.yaku, view.captured
+    return (
+        f'{{"seat":{view.seat + 1},"round":{view.round},"rounds":{view.rounds},"dealer":{view.dealer + 1},'
+        f'"leader":{view.leader + 1},"turn":{view.turn},"to_move":{_opt_int(_opt_seat(view.to_move))},'
+        f'"decision":{decision},"hand":{_ids_text(view.hand)},"field":{_ids_text(view.field)},'
+        f'"captured":[{_ids_text(c0)},{_ids_text(c1)}],"opponent_hand_size":{view.opponent_hand_size},'
+        f'"stock_size":{view.stock_size},"drawn":{drawn},"scores":[{s0},{s1}],"koikoi_calls":[{k0},{k1}],'
+        f'"yaku":[{_score_text(y0)},{_score_text(y1)}]}}'
+    )
+
+
+def _request_line(msg: _Request) -> bytes:
+    t = msg["time"]
+    rid = msg["id"]
+    if type(rid) is not int or type(t["move_ms"]) is not int or type(t["bank_ms"]) is not int:
+        return _dumps(msg).encode() + b"\n"
+    return (
+        f'{{"type":"request","id":{rid},"decision":{_dumps(msg["decision"])},"view":{view_text(msg.view)},'
+        f'"legal":{msg.legal_text},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'
+    ).encode()
+
+
 def encode(msg: Mapping[str, Any] | BaseModel) -> bytes:
     """One compact JSON line (ASCII, hence UTF-8) ending in ``\\n``."""
+    if type(msg) is _Request:
+        return _request_line(msg)
     if isinstance(msg, BaseModel):
         return msg.model_dump_json().encode() + b"\n"
     return _dumps(msg).encode() + b"\n"
@@ -862,6 +990,35 @@ def legal_index(answer: BotAction, legal_json: Sequence[Mapping[str, Any]]) -> i
         raise IllegalAction(
             f"request {answer.id}: {shown} is not one of the legal actions {list(legal_json)}"[:600]
         ) from None
+
+
+def answer_index(line: bytes, request_id: int, legal_json: Sequence[Mapping[str, Any]]) -> int | None:
+    """The position in ``legal_json`` of the action a well-formed, legal answer line names, read without building
+    a model (the hot path); None when the line is anything else: :func:`parse_answer` and :func:`legal_index`
+    then say what is wrong.
+
+    Accepts exactly the lines those two accept: a JSON object in UTF-8 with the keys ``type`` (``"action"``),
+    ``id`` (an integer equal to ``request_id``) and ``action`` (an element of ``legal_json`` whose values have
+    the same types: ``1`` is not ``true``).
+    """
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if type(msg) is not dict or len(msg) != 3 or msg.get("type") != "action":
+        return None
+    rid = msg.get("id")
+    action = msg.get("action")
+    if type(rid) is not int or rid != request_id or type(action) is not dict:
+        return None
+    try:
+        index = legal_json.index(action)
+    except ValueError:
+        return None
+    for key, value in legal_json[index].items():
+        if type(action[key]) is not type(value):
+            return None
+    return index
 
 
 def legal_action(

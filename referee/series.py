@@ -21,6 +21,7 @@ from pathlib import Path
 from referee.engine import Deal, EngineError, Rules, deals_from_lines, load_rules
 from referee.errors import RefereeError
 from referee.match import MatchConfig, MatchInterrupted, MatchResult, SeatFactory, TimeControl, run_matches
+from referee.replay.writer import is_compressed, plain_name
 from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
 from referee.signing import SigningError, load_key
 from referee.text import scores_text
@@ -82,7 +83,8 @@ def replay_paths(path: Path | None, games: int) -> list[Path | None]:
         return [None] * games
     if games == 1:
         return [path]
-    return [path.with_name(f"{path.stem}-{k:03d}{path.suffix or '.jsonl'}") for k in range(1, games + 1)]
+    base, gz = plain_name(path), ".gz" if is_compressed(path) else ""
+    return [base.with_name(f"{base.stem}-{k:03d}{base.suffix or '.jsonl'}{gz}") for k in range(1, games + 1)]
 
 
 def game_seeds(seed: int | None, games: int, *, human: bool) -> list[int]:

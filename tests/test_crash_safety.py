@@ -52,14 +52,20 @@ def start_of(pid: int) -> int:
     return int(raw[raw.rindex(b")") + 2 :].split()[19])
 
 
-def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(referee_exe: Path, tmp_path: Path) -> None:
-    replay = tmp_path / "r.jsonl"
-    pids = tmp_path / "pids"
+def slow_match(referee_exe: Path, replay: Path, pids: Path) -> subprocess.Popen[bytes]:
+    """A referee playing a slow koikoi-japan match between two sleepy bots (their pids in ``pids``) into
+    ``replay``, in the background."""
     bot = f"{HOSTILE} sleepy {pids}"
-    referee = subprocess.Popen(
+    return subprocess.Popen(
         [str(referee_exe), "play", bot, bot, "--rules", "koikoi-japan", "--seed", "8", "--replay", str(replay)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+
+
+def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(referee_exe: Path, tmp_path: Path) -> None:
+    replay = tmp_path / "r.jsonl"
+    pids = tmp_path / "pids"
+    referee = slow_match(referee_exe, replay, pids)
     deadline = time.monotonic() + 60
     while decisions_in(replay) < 6 and referee.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

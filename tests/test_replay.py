@@ -410,7 +410,7 @@ def test_a_writer_stopped_midway_leaves_a_signed_prefix(replay: Path, tmp_path: 
     source = replay.read_text(encoding="utf-8").splitlines()
     for line in source[:50]:
         writer.write_line(line)
-        # every line is in the file as soon as it is written (no close, no flush): a kill here leaves it
+        writer.flush()  # the match flushes after each decision's lines: a kill after it leaves them
         report = verify(path, KEY)
         assert report.truncated and report.signed and report.lines == source.index(line) + 1
     raw = path.read_bytes()

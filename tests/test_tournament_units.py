@@ -231,13 +231,13 @@ def test_store_survives_a_torn_line_and_counts_each_match_once(tmp_path: Path) -
         f.write(line0 + "\n")  # a duplicate
         f.write('{"match_id": "' + sched[2].match_id + '", "res')  # torn by a kill mid-write
     again = Store.open(tmp_path)
-    assert set(again.records) == {sched[0].match_id, sched[1].match_id}
+    assert set(again.load_records()) == {sched[0].match_id, sched[1].match_id}
     assert any("twice" in w for w in again.warnings) and any("incomplete" in w for w in again.warnings)
     assert [m.match_id for m in again.pending()] == [m.match_id for m in sched[2:]]
     assert log.read_text().endswith("\n")  # the torn tail is cut off, so appends stay line-aligned
     again.append(_result(sched[2], None))
     again.close()
-    assert len(Store.open(tmp_path).records) == 3
+    assert len(Store.open(tmp_path).load_records()) == 3
     with pytest.raises(TournamentError, match="already holds"):
         Store.create(tmp_path, cfg, RunOptions())
 
@@ -320,6 +320,6 @@ def test_signed_results_chain_and_an_interrupted_pair_is_redealt(tmp_path: Path)
     again.append(_result(again.spec(a1.match_id), 1))
     again.close()
     reread = Store.open_readonly(tmp_path, key)
-    assert set(reread.records) == {a0.match_id, b0.match_id, a1.match_id} and reread.redeals == {(0, 1): 1}
+    assert set(reread.load_records()) == {a0.match_id, b0.match_id, a1.match_id} and reread.redeals == {(0, 1): 1}
     with pytest.raises(TournamentError, match="signature does not match"):
         Store.open_readonly(tmp_path, b"x" * 32)

@@ -10,6 +10,7 @@ import typer
 from referee.commands import fail
 from referee.replay.html import ViewerError, write_html, write_index
 from referee.replay.safe import printable
+from referee.replay.writer import plain_name
 
 
 def html_cmd(
@@ -35,7 +36,7 @@ def html_cmd(
             return
         if not path.is_file():
             fail(f"{path}: no such file or folder")
-        target = out if out is not None else path.with_suffix(".html")
+        target = out if out is not None else plain_name(path).with_suffix(".html")
         write_html(path, target, seat=seat)
     except ViewerError as exc:
         fail(printable(str(exc)))

@@ -137,6 +137,10 @@ def tournament_cmd(
             "referee from this folder, so the bot commands read the same there). See docs/cluster.md.",
         ),
     ] = None,
+    compress: Annotated[
+        bool,
+        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about a quarter the size)."),
+    ] = False,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -149,6 +153,7 @@ def tournament_cmd(
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
         backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir,
+        compress=compress,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)

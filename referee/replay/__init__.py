@@ -3,9 +3,11 @@
 A replay is JSON lines: a header, the bots' hellos, then every engine event (full information) and every
 decision (written before the events it caused), and a result line. The modules, by concept:
 
-- :mod:`~referee.replay.writer`: :class:`ReplayWriter`, line by line, each line in the file at once (a referee
-  killed mid-match leaves a valid prefix), each line signed in a MAC chain when given a key.
-- :mod:`~referee.replay.reader`: the one strict reader, :class:`ReplayReader` / :func:`read_replay`: typed
+- :mod:`~referee.replay.writer`: :class:`ReplayWriter`, line by line, flushed after each decision (a referee
+  killed mid-match leaves a valid prefix), each line signed in a MAC chain when given a key; a ``.jsonl.gz``
+  path is written gzip-compressed, its prefix as readable as a plain file's.
+- :mod:`~referee.replay.reader`: :func:`~referee.replay.reader.open_replay`, the one place that opens a replay
+  (plain or ``.gz``), and the one strict reader, :class:`ReplayReader` / :func:`read_replay`: typed
   records (:class:`Header`, :class:`Hello`, :class:`EventLine`, :class:`Decision`, :class:`Result`), exact
   types, the signature chain under a key, a :class:`LineError` naming the first bad line.
 - :mod:`~referee.replay.replayer`: :class:`Simulation`, the records replayed through the engine, checked line by

@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from referee.replay.pictures import ViewerError, build_steps, result_text
-from referee.replay.writer import FORMAT
+from referee.replay.reader import first_line
+from referee.replay.writer import FORMAT, plain_name
 
 __all__ = [
     "ViewerError", "asset", "build_steps", "embed_json", "fill", "find_replays", "nav_links", "render_html",
@@ -98,14 +99,11 @@ def write_html(
 
 
 def find_replays(folder: Path) -> list[Path]:
-    """The replay files under ``folder`` (``*.jsonl`` whose first line is a replay header), sorted by path."""
+    """The replay files under ``folder`` (``*.jsonl`` or ``*.jsonl.gz`` whose first line is a replay header),
+    sorted by path."""
     found: list[Path] = []
-    for path in sorted(folder.rglob("*.jsonl")):
-        try:
-            with path.open("rb") as f:
-                first = f.readline(1 << 20)
-        except OSError:
-            continue
+    for path in sorted([*folder.rglob("*.jsonl"), *folder.rglob("*.jsonl.gz")]):
+        first = first_line(path)
         if b'"header"' in first and REPLAY_FORMAT.encode() in first:
             found.append(path)
     return found
@@ -135,7 +133,7 @@ def write_index(folder: Path) -> Path:
     rows: list[str] = []
     for replay in find_replays(folder):
         rel = replay.relative_to(folder).as_posix()
-        page = replay.with_suffix(".html")
+        page = plain_name(replay).with_suffix(".html")
         try:
             m = write_html(replay, page)
         except ViewerError as exc:

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from referee.engine import Deal, Rules, rules_from_dict
 from referee.engine.views import DECISIONS
 from referee.errors import RefereeError
 from referee.records import Forfeit, Termination, TimeControl
-from referee.replay.writer import FORMAT
+from referee.replay.writer import FORMAT, is_compressed
 from referee.signing import MAC_FIELD, Chain, SigningError
 
 
@@ -314,12 +315,17 @@ class ReplayReader:
 
     def __iter__(self) -> Iterator[tuple[int, Line]]:
         chain = Chain(self.key)
+        lines = open_replay(self.path)
         try:
-            f = open(self.path, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
-        except OSError as exc:
-            raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
-        try:
-            for n, raw in enumerate(_read(f), 1):
+            n = 0
+            while True:
+                try:
+                    raw = next(lines)
+                except StopIteration:
+                    return
+                except _Undecodable as exc:
+                    raise LineError(n + 1, str(exc)) from None
+                n += 1
                 try:
                     obj = json.loads(raw)
                 except (ValueError, RecursionError) as exc:
@@ -340,14 +346,77 @@ class ReplayReader:
                     raise LineError(n, str(exc).removeprefix(f"line {n}: ")) from None
                 self.lines = n
         finally:
-            f.close()
+            lines.close()
 
 
-def _read(f: Any) -> Iterator[bytes]:
+class _Undecodable(Exception):
+    """The compressed data cannot be decompressed past this point (message without the line number)."""
+
+
+_CHUNK = 1 << 12  # compressed bytes per step: a corrupt block costs the lines after the last good step only
+
+
+def open_replay(path: Path | str) -> Generator[bytes, None, None]:
+    """The lines of a replay file as bytes (each with its newline; the last may lack it: a cut-short line), the
+    one place that opens replays: a plain ``.jsonl`` file, or a gzip-compressed one (a name ending in ``.gz``).
+
+    A compressed file cut short (a killed referee, a partial copy) yields the lines of its prefix, as a plain
+    file does. :class:`ReplayError` when the file cannot be read; the generator's ``close`` closes the file.
+    Corrupt compressed data raises a private error that :class:`ReplayReader` reports as a :class:`LineError`
+    on the line it would have been.
+    """
     try:
-        yield from f
+        f = open(path, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
     except OSError as exc:
         raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        if not is_compressed(path):
+            yield from f
+            return
+        rest = b""
+        for data in _decompressed(f):
+            rest += data
+            start = 0
+            while (nl := rest.find(b"\n", start)) >= 0:
+                yield rest[start : nl + 1]
+                start = nl + 1
+            rest = rest[start:]
+        if rest:
+            yield rest
+    except OSError as exc:
+        raise ReplayError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        f.close()
+
+
+def first_line(path: Path | str) -> bytes:
+    """The first line of a replay file, plain or compressed (b"" when it cannot be read)."""
+    lines = open_replay(path)
+    try:
+        return next(lines, b"")
+    except (ReplayError, _Undecodable):
+        return b""
+    finally:
+        lines.close()
+
+
+def _decompressed(f: IO[bytes]) -> Iterator[bytes]:
+    """The decompressed bytes of a gzip file, member after member, as far as they go (a cut-short file ends
+    where its data ends)."""
+    unzip = zlib.decompressobj(wbits=31)
+    while chunk := f.read(_CHUNK):
+        while chunk:
+            try:
+                yield unzip.decompress(chunk)
+            except zlib.error as exc:
+                raise _Undecodable(f"cannot decompress the replay: {exc}") from None
+            chunk = unzip.unused_data if unzip.eof else b""
+            if unzip.eof:
+                unzip = zlib.decompressobj(wbits=31)  # another gzip member follows (concatenated files)
+    try:
+        yield unzip.flush()
+    except zlib.error as exc:
+        raise _Undecodable(f"cannot decompress the replay: {exc}") from None
 
 
 def read_replay(path: Path | str, key: bytes | None = None) -> list[tuple[int, Line]]:

@@ -1,14 +1,18 @@
-"""The replay writer: a ``koikoi-replay/1`` file written line by line as the match goes.
+"""The replay writer: a ``koikoi-replay/1`` file written line by line as the match goes, plain or gzip-compressed.
 
-Every line reaches the file whole as soon as it is written (the file is line-buffered), so a referee killed
-mid-match leaves a valid prefix. With a key, every line carries a ``"mac"`` field chained to the line before
-(:meth:`referee.signing.Chain.sign_line`), so an edited, dropped, reordered or appended line is detected by
-:func:`referee.replay.verify` under the same key.
+Lines are buffered and reach the file whole at each :meth:`ReplayWriter.flush` (the match flushes once per
+decision, after the decision and its events, and once after the handshake), so a referee killed mid-match
+leaves a valid prefix. A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends
+with a zlib sync flush, so the compressed prefix on disk decompresses to every line flushed so far, and the
+readers of :mod:`referee.replay.reader` read it as they read a plain file's prefix. With a key, every line
+carries a ``"mac"`` field chained to the line before (:meth:`referee.signing.Chain.sign_line`), so an edited,
+dropped, reordered or appended line is detected by :func:`referee.replay.verify` under the same key.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,18 +25,36 @@ FORMAT = "koikoi-replay/1"
 """The format name in a replay's header."""
 PROTOCOL = "koikoi/1"
 """The bot protocol a replay's match was played with."""
+GZ_SUFFIX = ".gz"
+"""The ending of a compressed replay's file name (``ID.jsonl.gz``)."""
+GZ_LEVEL = 6
+"""The zlib level of compressed replays."""
 
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
+def is_compressed(path: Path | str) -> bool:
+    """True when ``path`` names a gzip-compressed replay (its name ends in ``.gz``)."""
+    return str(path).endswith(GZ_SUFFIX)
+
+
+def plain_name(path: Path) -> Path:
+    """``path`` without a compressed replay's ``.gz`` ending (``m.jsonl.gz`` -> ``m.jsonl``), to derive other
+    names from (its viewer page, the files of a series)."""
+    return path.with_name(path.name.removesuffix(GZ_SUFFIX)) if is_compressed(path) else path
+
+
 class ReplayWriter:
-    """Writes one replay, line by line; with ``key``, signs every line (no key: unsigned, as before)."""
+    """Writes one replay, line by line; with ``key``, signs every line (no key: unsigned). A path ending in
+    ``.gz`` is written gzip-compressed."""
 
     def __init__(self, path: Path, *, key: bytes | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._chain = Chain(key)
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - close()
+        self._pending: list[str] = []
+        self._zip = zlib.compressobj(GZ_LEVEL, zlib.DEFLATED, 31) if is_compressed(path) else None
+        self._file: IO[bytes] | None = open(path, "wb")  # noqa: SIM115 - close()
 
     @property
     def signed(self) -> bool:
@@ -63,21 +85,43 @@ class ReplayWriter:
         self.write(line)
 
     def write(self, obj: dict[str, Any]) -> None:
-        """Write one line (a JSON object); it reaches the file at once."""
+        """Write one line (a JSON object); it reaches the file at the next :meth:`flush`."""
         self.write_line(_dumps(obj))
 
+    def decision(self, seat: int, request_id: int, decision: str, legal: str, action: str, ms: float) -> None:
+        """Write a decision line from its parts: ``seat`` 1/2, the ``decision`` name, the request's ``legal``
+        list and the ``action`` taken as JSON text (:func:`referee.protocol.legal_text`), ``ms`` rounded to a
+        microsecond. ``decision`` is one of the engine's decision names (plain ASCII words). The same line as
+        :meth:`write` of its dict, without encoding the legal list again."""
+        self.write_line(
+            f'{{"type":"decision","seat":{seat},"id":{request_id},"decision":"{decision}",'
+            f'"legal":{legal},"action":{action},"ms":{round(ms, 3)!r}}}'
+        )
+
     def write_line(self, line: str) -> None:
-        """Write one already-encoded JSON object line (without its newline)."""
+        """Write one already-encoded JSON object line (without its newline); it reaches the file at the next
+        :meth:`flush`."""
         if self._file is not None:
-            self._file.write(self._chain.sign_line(line) + "\n")
+            self._pending.append(self._chain.sign_line(line))
 
     def flush(self) -> None:
-        """Push the lines written so far to the file (each line already is; kept for callers)."""
-        if self._file is not None:
-            self._file.flush()
+        """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""
+        if self._file is None or not self._pending:
+            return
+        data = ("\n".join(self._pending) + "\n").encode()
+        self._pending.clear()
+        if self._zip is not None:
+            data = self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH)
+        self._file.write(data)
+        self._file.flush()
 
     def close(self) -> None:
-        """Flush and close. Idempotent."""
+        """Flush and close (a compressed file gets its gzip trailer). Idempotent."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            try:
+                self.flush()
+                if self._zip is not None:
+                    self._file.write(self._zip.flush(zlib.Z_FINISH))
+            finally:
+                self._file.close()
+                self._file = None

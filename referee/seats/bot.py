@@ -48,10 +48,10 @@ class BotSeat(Seat):
         self.failed = failure
         return failure
 
-    async def _read(self) -> bytes:
-        """One line; maps process errors to failures (timeouts are the caller's)."""
+    async def _read(self, timeout_s: float | None = None) -> bytes:
+        """One line; maps process errors to failures (a :class:`TimeoutError` is the caller's)."""
         try:
-            return await self.process.read_line()
+            return await self.process.read_line(timeout_s)
         except LineTooLongError as exc:
             raise self._fail(Failure.OVERSIZED_LINE, str(exc)) from None
         except BotClosedError:
@@ -116,8 +116,7 @@ class BotSeat(Seat):
         t0 = time.perf_counter()
         self._write(data)
         try:
-            async with asyncio.timeout(timeout_s):
-                line = await self._read()
+            line = await self._read(timeout_s)
         except TimeoutError:
             raise self._fail(
                 Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"

@@ -32,8 +32,9 @@ import signal
 import subprocess
 import time
 import weakref
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO, Any, TypedDict
 
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
@@ -73,7 +74,8 @@ MAX_PENDING_WRITE = 16 << 20
 WATCH_S = 0.2
 """How often a running bot's descendants are looked up (so a child that detaches later is still known)."""
 MEMORY_WATCH_S = 0.05
-"""How often the resident memory of a bot's processes together is checked against its memory limit."""
+"""How often the resident memory of a bot's processes together is checked against its memory limit (one timer
+per event loop checks every bot)."""
 REAP_S = 0.5
 """How often adopted orphans are reaped besides SIGCHLD (when the referee is a subreaper)."""
 EXIT_GRACE_S = 0.2
@@ -184,6 +186,59 @@ def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
     loop.call_later(REAP_S, tick)
 
 
+async def _within(read: Coroutine[Any, Any, bytes], timeout_s: float) -> bytes:
+    """``await read``, cancelled after ``timeout_s`` (:class:`TimeoutError`): what ``asyncio.timeout`` does, with
+    one timer handle and no context manager (once per decision, on the hot path)."""
+    task = asyncio.current_task()
+    assert task is not None
+    cancelling = task.cancelling()
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    handle = asyncio.get_running_loop().call_later(timeout_s, expire)
+    try:
+        return await read
+    except asyncio.CancelledError:
+        if expired and task.uncancel() <= cancelling:
+            raise TimeoutError from None
+        raise
+    finally:
+        handle.cancel()
+
+
+_memory_watched: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[BotProcess]] = weakref.WeakKeyDictionary()
+
+
+def _watch_memory(loop: asyncio.AbstractEventLoop, bot: BotProcess) -> None:
+    """Check ``bot``'s memory every :data:`MEMORY_WATCH_S` on ``loop``: one timer for every bot of the loop,
+    checked inline (no thread hop per bot and tick)."""
+    bots = _memory_watched.get(loop)
+    if bots is None:
+        bots = _memory_watched[loop] = set()
+        loop.call_later(MEMORY_WATCH_S, _memory_tick, loop)
+    bots.add(bot)
+
+
+def _unwatch_memory(bot: BotProcess) -> None:
+    for bots in list(_memory_watched.values()):
+        bots.discard(bot)
+
+
+def _memory_tick(loop: asyncio.AbstractEventLoop) -> None:
+    bots = _memory_watched.get(loop, set())
+    for bot in list(bots):
+        if not bot._check_memory(loop):
+            bots.discard(bot)
+    if bots and not loop.is_closed():
+        loop.call_later(MEMORY_WATCH_S, _memory_tick, loop)
+    else:
+        _memory_watched.pop(loop, None)
+
+
 _serial = 0
 
 
@@ -222,7 +277,7 @@ class BotProcess:
         self._stdin: asyncio.StreamWriter | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None
-        self._memory_task: asyncio.Task[None] | None = None
+        self._kill_task: asyncio.Future[None] | None = None  # killing an unsandboxed bot's family, off the loop
         self.killed_for: str | None = None  # why the referee killed the bot (its memory), if it did
         self.peak_memory = 0  # the most resident memory (bytes) its processes held together, as sampled
         self._debug = log.isEnabledFor(logging.DEBUG)
@@ -304,30 +359,29 @@ class BotProcess:
         if launch.mode == "none":
             self._watch_task = asyncio.ensure_future(self._watch())
         if self.limits.memory_bytes is not None:
-            self._memory_task = asyncio.ensure_future(self._watch_memory(self.limits.memory_bytes))
+            _watch_memory(loop, self)
         assert proc.stdout is not None and proc.stdin is not None
         self._stdout, self._stdin = proc.stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
 
-    async def _watch_memory(self, limit: int) -> None:
-        """Kill the bot once its processes together hold more than ``limit`` bytes of resident memory (RLIMIT_AS
-        bounds each process alone; this bounds the bot as a whole, checked every :data:`MEMORY_WATCH_S`)."""
-        loop = asyncio.get_running_loop()
-        pid = self.pid
-        with contextlib.suppress(asyncio.CancelledError):
-            while pid is not None and self._proc is not None and self._proc.returncode is None:
-                used = await loop.run_in_executor(None, lambda: desc.resident_bytes(desc.tree(pid)))
-                self.peak_memory = max(self.peak_memory, used)
-                if used > limit:
-                    self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
-                    self._signal_group(signal.SIGKILL)
-                    if self.sandbox == "none":
-                        await loop.run_in_executor(None, self.kill_family)
-                    log.debug("%s: killed: %s", self.label, self.killed_for)
-                    return
-                await asyncio.sleep(MEMORY_WATCH_S)
+    def _check_memory(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Kill the bot if its processes together hold more than its memory limit (RLIMIT_AS bounds each process
+        alone; this bounds the bot as a whole). False once the bot needs no more watching."""
+        pid, limit = self.pid, self.limits.memory_bytes
+        if pid is None or limit is None or self._proc is None or self._proc.returncode is not None:
+            return False
+        used = desc.resident_bytes(desc.tree(pid))  # a few small /proc files: cheaper than a thread hop
+        self.peak_memory = max(self.peak_memory, used)
+        if used <= limit:
+            return True
+        self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
+        self._signal_group(signal.SIGKILL)
+        if self.sandbox == "none":
+            self._kill_task = loop.run_in_executor(None, self.kill_family)
+        log.debug("%s: killed: %s", self.label, self.killed_for)
+        return False
 
     async def _watch(self) -> None:
         """Remember an unsandboxed bot's descendants while it runs: a chain seen once is known after it breaks."""
@@ -432,8 +486,9 @@ class BotProcess:
                 log.debug("%s >> %s", self.label, line.decode("utf-8", "replace"))
         w.write(data)
 
-    async def read_line(self) -> bytes:
-        """The next line from the bot's stdout, without its newline.
+    async def read_line(self, timeout_s: float | None = None) -> bytes:
+        """The next line from the bot's stdout, without its newline; :class:`TimeoutError` when none came
+        within ``timeout_s`` (None: no limit).
 
         :class:`BotClosedError` at end of file (a last line without newline counts as end of file);
         :class:`LineTooLongError` for a line over the cap (read with a bounded buffer).
@@ -442,9 +497,14 @@ class BotProcess:
         if r is None or self._protocol is None:
             raise BotClosedError("the bot is not running")
         try:
-            line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
+            if timeout_s is None:
+                line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
+            else:
+                line = await _within(r.readline(), timeout_s)
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
+        except TimeoutError:  # an OSError, but the caller's
+            raise
         except (ConnectionError, OSError) as exc:
             raise BotClosedError(f"stdout: {exc}") from None
         if not line.endswith(b"\n"):
@@ -502,9 +562,9 @@ class BotProcess:
         finally:
             self._signal_group(signal.SIGKILL)
             _LIVE.pop(proc.pid, None)
-            for task in (self._watch_task, self._memory_task):
-                if task is not None:
-                    task.cancel()
+            _unwatch_memory(self)
+            if self._watch_task is not None:
+                self._watch_task.cancel()
             self._remove_tmpdir()
             if self._transport is not None:  # release the pipes now, not at garbage collection
                 self._transport.close()

@@ -165,6 +165,7 @@ class RunOptions:
     backend: str = "local"  # where the matches run: local or ray (chosen afresh by each run, like jobs)
     ray_address: str | None = None  # the Ray cluster to join (None: a Ray runtime on this machine)
     ray_working_dir: str | None = None  # a folder Ray copies to every node, where the bots are started
+    compress: bool = False  # replays written as .jsonl.gz
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the output folder (a resume reuses the shard and CI gates)."""
@@ -173,6 +174,7 @@ class RunOptions:
             "sprt": dataclasses.asdict(self.sprt) if self.sprt else None,
             "fail_if_worse": self.fail_if_worse,
             "min_score": self.min_score,
+            "compress": self.compress,
         }
 
     @staticmethod
@@ -181,7 +183,10 @@ class RunOptions:
         try:
             k, n = data["shard"]
             sprt = Sprt(**data["sprt"]) if data.get("sprt") else None
-            return RunOptions(jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"))
+            return RunOptions(
+                jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"),
+                compress=data.get("compress", False) is True,
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise TournamentError(f"malformed run options: {exc}") from None
 

@@ -79,13 +79,14 @@ class Request:
     backend: str = "local"  # local or ray (also with --resume)
     ray_address: str | None = None  # with --backend ray: the cluster to join
     ray_working_dir: Path | None = None  # with --backend ray: the folder Ray copies to every node
+    compress: bool = False  # replays as .jsonl.gz
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
         values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env]  # fmt: skip
-        return any(v is not None and v != () for v in values) or self.fail_if_worse
+        return any(v is not None and v != () for v in values) or self.fail_if_worse or self.compress
 
 
 @dataclass
@@ -254,6 +255,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             backend=req.backend,
             ray_address=req.ray_address,
             ray_working_dir=ray_dir,
+            compress=req.compress,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         key = signing_key(req.key, create=True)

@@ -20,7 +20,7 @@ from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, build_schedule
 from referee.tournament.standings import Standings, compute
-from referee.tournament.store import DESCRIPTION, Store, write_description, write_results
+from referee.tournament.store import DESCRIPTION, Store, existing_replay, write_description, write_results
 
 
 @dataclass
@@ -61,7 +61,7 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None) -
     origin: dict[str, Path] = {}
     warnings: list[str] = []
     for d, s in zip(dirs, stores, strict=True):
-        for mid, rec in s.records.items():
+        for mid, rec in s.load_records().items():
             if mid in records:
                 raise TournamentError(f"match {mid} is recorded in both {origin[mid]} and {d}")
             records[mid] = rec
@@ -89,15 +89,17 @@ def _write(
 ) -> None:
     if (out / DESCRIPTION).exists():
         raise TournamentError(f"{out} already holds a tournament; choose another -o")
-    options = RunOptions(1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score)
+    options = RunOptions(
+        1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score, compress=base.options.compress
+    )
     ordered = sorted(records.values(), key=lambda r: r.spec.index)
     try:
         (out / "replays").mkdir(parents=True, exist_ok=True)
         write_description(out, base.config, options, schedule, key)
         write_results(out, ordered, key)
         for r in ordered:
-            src = origin[r.spec.match_id] / "replays" / f"{r.spec.match_id}.jsonl"
-            if src.is_file():
+            src = existing_replay(origin[r.spec.match_id], r.spec.match_id)
+            if src is not None:
                 shutil.copyfile(src, out / "replays" / src.name)
         write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete))
     except OSError as exc:

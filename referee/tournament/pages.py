@@ -258,7 +258,7 @@ def write_site(root: Path) -> Path:
         store = Store.open_readonly(root)
     except TournamentError as exc:
         raise ViewerError(str(exc)) from None
-    records = list(store.records.values())  # the order of results.jsonl: the order they finished
+    records = list(store.iter_records())  # the order of results.jsonl: the order they finished
     write_match_pages(root, records)
     st = compute(store.config, records, store.options.sprt)
     complete = not store.pending()

@@ -52,6 +52,7 @@ from referee.seats.process import ProcessError, check_command, kill_all_now
 from referee.tournament.config import TournamentConfig, TournamentError
 from referee.tournament.runner import Emit, WorkerError, bot_limits, close_seats, play_unit
 from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.store import replay_file
 
 BACKENDS = ("local", "ray")
 """The values of ``--backend``."""
@@ -105,8 +106,9 @@ def _enter(cwd: str) -> None:
 class SlotWorker:
     """A worker slot on a node (a Ray actor): plays units on its own cache of bot processes, result by result."""
 
-    def __init__(self, config_json: dict[str, Any], key: bytes | None, cwd: str) -> None:
+    def __init__(self, config_json: dict[str, Any], key: bytes | None, cwd: str, compress: bool = False) -> None:
         _enter(cwd)
+        self.compress = compress
         adopt_orphans()  # the bots' orphans re-parent to this actor's process and are reaped here
         self.config = TournamentConfig.from_json(config_json)
         self.key = key
@@ -135,7 +137,7 @@ class SlotWorker:
             done.put_nowait((spec, result))
 
         task = asyncio.ensure_future(
-            play_unit(self.config, self.staging, unit, emit, lambda: self.stopping, self.seats, self.key)
+            play_unit(self.config, self.staging, unit, emit, lambda: self.stopping, self.seats, self.key, self.compress)
         )
         task.add_done_callback(lambda _: done.put_nowait(None))
         loop = asyncio.get_running_loop()
@@ -157,7 +159,7 @@ class SlotWorker:
         task.result()  # a failure of the unit (a bug, an unwritable staging folder) reaches the driver
 
     def _ship(self, spec: MatchSpec, result: MatchResult) -> Shipment:
-        replay_path = self.staging / "replays" / f"{spec.match_id}.jsonl"
+        replay_path = replay_file(self.staging, spec.match_id, self.compress)
         replay = replay_path.read_bytes() if replay_path.exists() else None
         with contextlib.suppress(FileNotFoundError):
             replay_path.unlink()
@@ -348,8 +350,11 @@ class RayRun:
         key: bytes | None = None,
         address: str | None = None,
         working_dir: str | None = None,
+        *,
+        compress: bool = False,
     ) -> None:
         self.config = config
+        self.compress = compress
         self.root = root
         self.key = key
         self.address = address
@@ -395,7 +400,7 @@ class RayRun:
         return self
 
     def _add_actor(self) -> None:
-        actor = self._actor_class.remote(self.config.to_json(), self.key, self.cwd)
+        actor = self._actor_class.remote(self.config.to_json(), self.key, self.cwd, self.compress)
         self._all.append(actor)
         self._starting[actor.node.remote()] = actor
 
@@ -519,7 +524,7 @@ class RayRun:
         """The match's replay, its bots' new log output and its node, into the output folder (written like the
         local backend's: the result line that follows is the one fsynced)."""
         if shipment.replay is not None:
-            (self.root / "replays" / f"{spec.match_id}.jsonl").write_bytes(shipment.replay)
+            replay_file(self.root, spec.match_id, self.compress).write_bytes(shipment.replay)
         self._append_logs(shipment.logs)
         if self._nodes is None:
             path = self.root / "logs" / NODES_CSV

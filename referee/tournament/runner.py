@@ -34,7 +34,7 @@ from referee.seats.descendants import adopt_orphans
 from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
-from referee.tournament.store import OutputError, output_error
+from referee.tournament.store import OutputError, output_error, replay_file
 
 
 def bot_limits(config: TournamentConfig) -> Limits:
@@ -89,8 +89,10 @@ async def play_unit(
     should_stop: Callable[[], bool],
     seats: dict[str, BotSeat],
     replay_key: bytes | None = None,
+    compress: bool = False,
 ) -> int:
-    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played.
+    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played
+    (replays as ``.jsonl.gz`` with ``compress``).
 
     :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
     """
@@ -107,7 +109,7 @@ async def play_unit(
                 log = root / "logs" / f"{spec.match_id}.{name}.log"
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config))
         pair = (seats[keys[0]], seats[keys[1]])
-        replay = root / "replays" / f"{spec.match_id}.jsonl"
+        replay = replay_file(root, spec.match_id, compress)
         try:
             result = await play_match(pair, match_config(config, spec, replay, replay_key))
         except OSError as exc:
@@ -128,8 +130,10 @@ def run_serial(
     emit: Emit,
     should_stop: Callable[[], bool],
     key: bytes | None = None,
+    compress: bool = False,
 ) -> None:
-    """Play ``matches`` in this process, one unit after another (``-j 1``); replays signed with ``key``."""
+    """Play ``matches`` in this process, one unit after another (``-j 1``); replays signed with ``key``, and
+    compressed with ``compress``."""
 
     async def _all() -> None:
         seats: dict[str, BotSeat] = {}
@@ -137,7 +141,7 @@ def run_serial(
             for unit in work_units(list(matches), 1):
                 if should_stop():
                     return
-                await play_unit(config, root, unit, emit, should_stop, seats, key)
+                await play_unit(config, root, unit, emit, should_stop, seats, key, compress)
         finally:
             await close_seats(seats)
 
@@ -156,8 +160,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _worker(
-    config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int, key: bytes | None
-) -> None:
+    config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int, key: bytes | None,
+    compress: bool,
+) -> None:  # fmt: skip
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the workers
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -176,7 +181,9 @@ def _worker(
             if unit is None:
                 break
             if not stop.is_set():
-                played += loop.run_until_complete(play_unit(config, Path(root), unit, emit, stop.is_set, seats, key))
+                played += loop.run_until_complete(
+                    play_unit(config, Path(root), unit, emit, stop.is_set, seats, key, compress)
+                )
     except OutputError as exc:
         results.put(("fault", str(exc)))
     except BaseException:
@@ -198,10 +205,12 @@ class ParallelRun:
     """
 
     def __init__(
-        self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int, key: bytes | None = None
-    ) -> None:
+        self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int, key: bytes | None = None,
+        compress: bool = False,
+    ) -> None:  # fmt: skip
         self.config = config
         self.key = key
+        self.compress = compress
         self.root = root
         self.by_id = {m.match_id: m for m in matches}
         self.units = work_units(list(matches), jobs)
@@ -217,7 +226,8 @@ class ParallelRun:
             self.tasks.put(unit)
         for _ in range(self.jobs):
             self.tasks.put(None)
-        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid(), self.key)
+        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid(), self.key,
+                self.compress)  # fmt: skip
         for i in range(self.jobs):
             p = self.ctx.Process(target=_worker, args=args, name=f"koikoi-worker-{i + 1}", daemon=False)
             p.start()

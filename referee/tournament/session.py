@@ -84,8 +84,9 @@ class _SprtTracker:
         self.params = store.options.sprt
         self.tally = Tally(store.config)
         self.decided = False
-        for rec in sorted(store.records.values(), key=lambda r: r.spec.index):
-            self.add(rec)
+        if self.params is not None:
+            for rec in sorted((r for r in store.iter_records() if r.spec.pairing == 0), key=lambda r: r.spec.index):
+                self.add(rec)
 
     def add(self, rec: Record) -> None:
         if self.params is None:
@@ -104,7 +105,7 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
     """
     tracker = _SprtTracker(store)
     pending = [] if tracker.decided else store.pending()
-    jobs = store.options.jobs
+    jobs, compress = store.options.jobs, store.options.compress
     from referee.tournament.runner import ParallelRun, run_serial
 
     def emit(spec: MatchSpec, result: MatchResult) -> None:
@@ -118,20 +119,20 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
     def should_stop() -> bool:
         return tracker.decided
 
-    bar = ProgressDisplay(len(store.schedule), len(store.records), stream=stream, live=live)
+    bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live)
     try:
         if pending and store.options.backend == "ray":
             from referee.tournament.ray_backend import RayRun
 
             where = (store.options.ray_address, store.options.ray_working_dir)
-            with RayRun(store.config, store.root, pending, jobs, store.key, *where) as ray_run, bar:
+            with RayRun(store.config, store.root, pending, jobs, store.key, *where, compress=compress) as ray_run, bar:
                 ray_run.run(emit, should_stop)
         elif pending and jobs > 1:
-            with ParallelRun(store.config, store.root, pending, jobs, store.key) as runner, bar:
+            with ParallelRun(store.config, store.root, pending, jobs, store.key, compress) as runner, bar:
                 runner.run(emit, should_stop)
         elif pending:
             with bar:
-                run_serial(store.config, store.root, pending, emit, should_stop, store.key)
+                run_serial(store.config, store.root, pending, emit, should_stop, store.key, compress)
         return summarize(store, decided=tracker.decided)
     except OSError as exc:
         raise output_error(exc) from None
@@ -140,8 +141,8 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
 
 
 def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None = None) -> Outcome:
-    """Standings of the recorded matches, the report files, and the CI gates."""
-    records = list(store.records.values())
+    """Standings of the recorded matches (read back from the folder), the report files, and the CI gates."""
+    records = list(store.iter_records())
     st = compute(store.config, records, store.options.sprt)
     complete = decided or not store.pending()
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete)

@@ -4,13 +4,17 @@ Layout of a tournament folder::
 
     tournament.json     config, run options, shard and schedule slice; written atomically before any match
     results.jsonl       one line per finished match, flushed and fsynced as soon as the match ends
-    replays/ID.jsonl    every match's replay (a replayed match overwrites its partial replay)
+    replays/ID.jsonl    every match's replay (a replayed match overwrites its partial replay); ID.jsonl.gz when
+                        the run compresses its replays (``RunOptions.compress``)
     logs/               bot stderr logs
     .lock               held (flock) by the run playing in the folder: a second run there is refused
     standings.json, standings.csv, pairs.csv, matches.csv   the report, rewritten at the end
 
 A line is only counted when it is complete and parses; a torn last line (the referee killed mid-write) is cut
 off on resume and its match is played again, so no match is lost and none is counted twice.
+
+A running tournament holds the ids of its finished matches, not their records: the records stay on disk and
+:meth:`Store.iter_records` reads them back when they are needed (the report at the end, a merge).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from referee.replay.writer import GZ_SUFFIX
 from referee.signing import Chain, SigningError, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.records import Record, Redeal
@@ -124,7 +130,7 @@ class Store:
         self.key = key
         self.schedule: list[MatchSpec] = shard_of(build_schedule(config), options.shard)
         self._by_id = {m.match_id: m for m in self.schedule}
-        self.records: dict[str, Record] = {}
+        self._done: set[str] = set()  # ids of the recorded matches (the schedule's own strings)
         self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
         self._chain = Chain(key)
         self._log: IO[str] | None = None
@@ -142,8 +148,44 @@ class Store:
         return self.root / "logs"
 
     def replay_path(self, spec: MatchSpec) -> Path:
-        """Where the replay of ``spec`` goes."""
-        return self.replays / f"{spec.match_id}.jsonl"
+        """Where the replay of ``spec`` goes (``.jsonl.gz`` when the run compresses its replays)."""
+        return replay_file(self.root, spec.match_id, self.options.compress)
+
+    @property
+    def done(self) -> int:
+        """How many scheduled matches are recorded."""
+        return len(self._done)
+
+    def is_done(self, match_id: str) -> bool:
+        """True when ``match_id`` has a recorded result (of its current deal)."""
+        return match_id in self._done
+
+    def iter_records(self) -> Iterator[Record]:
+        """The recorded matches, read back from ``results.jsonl`` in file order: the first result of each match
+        as dealt now (results of a deal dealt afresh since, and repeated results, are skipped). The file was
+        checked when the store was opened; lines appended since are this run's."""
+        seen: set[str] = set()
+        try:
+            f = open(self.root / RESULTS, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
+        except FileNotFoundError:
+            return
+        with f:
+            for line in f:
+                if not line.endswith(b"\n") or not line.strip():
+                    continue
+                obj = json.loads(line)
+                if "redeal" in obj:
+                    continue
+                mid = obj.get("match_id")
+                spec = self._by_id.get(mid) if isinstance(mid, str) else None
+                if spec is None or obj.get("deal", 0) != spec.deal or spec.match_id in seen:
+                    continue
+                seen.add(spec.match_id)
+                yield Record.from_json(obj, self._by_id)
+
+    def load_records(self) -> dict[str, Record]:
+        """Every recorded match by id (:meth:`iter_records` kept in memory: for a merge)."""
+        return {r.spec.match_id: r for r in self.iter_records()}
 
     @staticmethod
     def create(root: Path, config: TournamentConfig, options: RunOptions, key: bytes | None = None) -> Store:
@@ -253,9 +295,9 @@ class Store:
                 raise ValueError(f"match {rec.spec.match_id}: deal {obj.get('deal', 0)!r} is not the current one")
         except ValueError as exc:
             raise TournamentError(f"{where}: {exc}") from None
-        if rec.spec.match_id in self.records:
+        if rec.spec.match_id in self._done:
             return [f"{where}: match {rec.spec.match_id} is recorded twice; the first result counts"]
-        self.records[rec.spec.match_id] = rec
+        self._done.add(rec.spec.match_id)
         return []
 
     def _apply_redeal(self, redeal: Redeal) -> None:
@@ -270,11 +312,11 @@ class Store:
             new = redealt(self.config, m, redeal.deal)
             self.schedule[self.schedule.index(m)] = new
             self._by_id[m.match_id] = new
-            self.records.pop(m.match_id, None)
+            self._done.discard(m.match_id)
 
     def interrupted(self) -> list[tuple[int, int]]:
-        """Deal pairs with a match that started (its replay exists) but has no result."""
-        found = {(m.pairing, m.pair) for m in self.pending() if self.replay_path(m).exists()}
+        """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""
+        found = {(m.pairing, m.pair) for m in self.pending() if _started(self.root, m.match_id)}
         return sorted(found)
 
     def redeal_interrupted(self) -> list[tuple[int, int]]:
@@ -284,12 +326,13 @@ class Store:
         for pairing, pair in pairs:
             members = [m for m in self.schedule if (m.pairing, m.pair) == (pairing, pair)]
             for m in members:
-                old = self.replay_path(m)
-                if old.exists():
-                    n = 1
-                    while (kept := old.with_name(f"{m.match_id}.interrupted-{n}.jsonl")).exists():
-                        n += 1
-                    os.rename(old, kept)
+                for old in _replay_files(self.root, m.match_id):
+                    if old.exists():
+                        ext = old.name.removeprefix(m.match_id)
+                        n = 1
+                        while (kept := old.with_name(f"{m.match_id}.interrupted-{n}{ext}")).exists():
+                            n += 1
+                        os.rename(old, kept)
             redeal = Redeal(pairing, pair, self.redeals.get((pairing, pair), 0) + 1)
             self._write_line(redeal.to_json())
             self._apply_redeal(redeal)
@@ -299,7 +342,7 @@ class Store:
 
     def pending(self) -> list[MatchSpec]:
         """Scheduled matches without a recorded result, in schedule order."""
-        return [m for m in self.schedule if m.match_id not in self.records]
+        return [m for m in self.schedule if m.match_id not in self._done]
 
     def spec(self, match_id: str) -> MatchSpec:
         """The schedule entry of ``match_id`` as dealt now."""
@@ -313,9 +356,10 @@ class Store:
         os.fsync(self._log.fileno())
 
     def append(self, rec: Record) -> Record:
-        """Record a finished match: one signed line, flushed and fsynced before returning."""
+        """Record a finished match: one signed line, flushed and fsynced before returning (only its id stays in
+        memory)."""
         self._write_line(rec.to_json())
-        self.records[rec.spec.match_id] = rec
+        self._done.add(self._by_id[rec.spec.match_id].match_id)
         return rec
 
     def close(self) -> None:
@@ -327,6 +371,25 @@ class Store:
         if self._lock is not None:
             unlock_folder(self._lock)
             self._lock = None
+
+
+def replay_file(root: Path, match_id: str, compress: bool = False) -> Path:
+    """The replay file of match ``match_id`` in the tournament folder ``root`` (``.jsonl.gz`` with
+    ``compress``)."""
+    return root / "replays" / f"{match_id}.jsonl{GZ_SUFFIX if compress else ''}"
+
+
+def _replay_files(root: Path, match_id: str) -> tuple[Path, Path]:
+    return replay_file(root, match_id), replay_file(root, match_id, True)
+
+
+def _started(root: Path, match_id: str) -> bool:
+    return any(p.exists() for p in _replay_files(root, match_id))
+
+
+def existing_replay(root: Path, match_id: str) -> Path | None:
+    """The replay file of ``match_id`` in ``root``, plain or compressed, if there is one."""
+    return next((p for p in _replay_files(root, match_id) if p.is_file()), None)
 
 
 def dumps_line(obj: dict[str, Any]) -> str:
