@@ -14,7 +14,15 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP
+from referee.commands.bot_options import (
+    BOT_ENV_HELP,
+    CPU_HELP,
+    FILE_HELP,
+    MEMORY_HELP,
+    PROCESSES_HELP,
+    PYTHON_HELP,
+    SANDBOX_HELP,
+)
 from referee.errors import RefereeError
 
 EXIT_CODES = (
@@ -115,6 +123,31 @@ def tournament_cmd(
     ] = None,
     sandbox_mode: Annotated[str | None, typer.Option("--sandbox", help=SANDBOX_HELP)] = None,
     bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
+    bot_memory_mb: Annotated[
+        int | None, typer.Option("--bot-memory-mb", min=0, max=1 << 30, help=MEMORY_HELP + " [default: 2048]")
+    ] = None,
+    bot_cpu_s: Annotated[int | None, typer.Option("--bot-cpu-s", min=0, max=10**9, help=CPU_HELP)] = None,
+    bot_processes: Annotated[
+        int | None, typer.Option("--bot-processes", min=0, max=1 << 20, help=PROCESSES_HELP + " [default: 256]")
+    ] = None,
+    bot_file: Annotated[list[str] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
+    python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
+    bot_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot-option",
+            help="NAME:key=value, a setting of one bot (repeat), over the others: startup_ms, move_ms, bank_ms, "
+            "memory_mb, cpu_s, processes, env (NAME=VALUE), file (a path), python; e.g. java:memory_mb=8192.",
+        ),
+    ] = None,
+    deals: Annotated[
+        Path | None,
+        typer.Option(
+            "--deals",
+            help="A deal suite (JSON lines, one deal sequence a line; see: deals generate): deal pair k of every "
+            "pairing opens with sequence k, cycling; the seed deals the rounds after it.",
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -126,6 +159,8 @@ def tournament_cmd(
         pairs=pairs, seed=seed, seed_file=seed_file, startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
+        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes,
+        bot_files=tuple(bot_file or ()), python=python, bot_options=tuple(bot_option or ()), deals=deals,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
