@@ -192,17 +192,21 @@ def merge_cmd(
     key: Annotated[
         Path | None, typer.Option("--key", help="Check (and sign the merged results with) this key file.")
     ] = None,
+    partial: Annotated[
+        bool,
+        typer.Option("--partial", help="Merge even when shards or matches are missing (they are listed)."),
+    ] = False,
 ) -> None:
     """Combine shard folders into one standings table.
 
-    Refuses folders of different tournaments, overlapping shards and results lines whose signature does not
-    check, and reports missing matches. Exit codes as for the tournament; the CI gates apply to the merged
-    result.
+    Refuses folders of different tournaments, overlapping shards, results lines whose signature does not
+    check, and (without --partial) a missing shard or match: exit 2. Otherwise exit codes as for the
+    tournament; the CI gates apply to the merged result.
     """
     from referee.tournament.launch import merge_folders
 
     try:
-        report = merge_folders(dirs, out, key)
+        report = merge_folders(dirs, out, key, partial=partial)
     except RefereeError as exc:
         fail(str(exc))
     for w in report.warnings:

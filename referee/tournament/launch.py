@@ -330,10 +330,11 @@ class MergeReport:
         return to_json(self.result.standings, {"complete": not missing, "missing": missing})
 
 
-def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None) -> MergeReport:
-    """Merge shard folders, checking (and signing the merged results with) the key when there is one."""
+def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None, *, partial: bool = False) -> MergeReport:
+    """Merge shard folders, checking (and signing the merged results with) the key when there is one; missing
+    shards or matches are an error unless ``partial``."""
     key = signing_key(key_path, create=False)
-    result = merge(dirs, out, key)
+    result = merge(dirs, out, key, partial=partial)
     warnings = [] if key is not None else [NO_KEY]
     warnings += [w for w in result.warnings if NO_KEY not in w]
     missing = result.missing
