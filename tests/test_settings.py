@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from referee.cli import app
 from referee.seats.launch import absolute_command
+from referee.seats.sandbox import bwrap_path
 from referee.tournament.config import TournamentError, config_from_dict
 from referee.tournament.settings import BotSettings, SettingsError, parse_option
 
@@ -35,6 +36,7 @@ for line in sys.stdin:
         break
 """
 
+needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bwrap is not installed (apt-get install bubblewrap)")
 FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000", "--sandbox", "none")
 
 
@@ -180,3 +182,38 @@ def test_tournament_file_settings_are_checked(tmp_path: Path) -> None:
 def test_resume_refuses_settings_flags(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["tournament", "--resume", str(tmp_path), "--bot-memory-mb", "4096"])
     assert result.exit_code == 2 and "--resume takes only" in result.stderr
+
+
+READER = """\
+import json, os, sys
+book = os.environ["BOOK"]
+try:
+    with open(book) as f:
+        seen = f.read().strip()
+except OSError:
+    seen = "unreadable"
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": seen}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+@needs_bwrap
+def test_a_readable_file_is_seen_in_the_sandbox_only_by_the_bot_given_it(tmp_path: Path) -> None:
+    (tmp_path / "reader.py").write_text(READER)
+    book = tmp_path / "book.txt"
+    book.write_text("opening-book\n")
+    fast = [a for a in FAST if a not in ("--sandbox", "none")]
+    out = tmp_path / "t"
+    referee("tournament", "--bot", "with=reader.py", "--bot", "without=reader.py", *fast, "--sandbox", "bwrap",
+            "--pairs", "1", "-o", out, "--no-html", "--bot-env", f"BOOK={book}", "--bot-option", f"with:file={book}",
+            cwd=tmp_path)  # fmt: skip
+    assert hello_names(out) == {"with": {"opening-book"}, "without": {"unreadable"}}
+    played = referee("play", "reader.py", "reader.py", "--rules", "cardavia", "--sandbox", "bwrap", "--json",
+                     "--bot-env", f"BOOK={book}", "--bot-file", book, cwd=tmp_path)  # fmt: skip
+    assert json.loads(played.stdout)["names"] == ["opening-book", "opening-book"]
