@@ -4,11 +4,10 @@ tournament on a suite is reproducible and resumable without the suite file."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_settings import referee
 from typer.testing import CliRunner
 
 from referee.cli import app
@@ -30,10 +29,7 @@ def cli(*args: str | Path, check: int = 0) -> str:
 
 
 def tournament(*args: str | Path, cwd: Path) -> None:
-    exe = Path(sys.executable).parent / "koikoi-referee"
-    proc = subprocess.run([str(exe), "tournament", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    referee("tournament", *args, cwd=cwd)
 
 
 def headers(folder: Path) -> dict[str, dict[str, object]]:

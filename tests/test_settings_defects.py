@@ -10,9 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from referee.cli import app
+from test_settings import referee
+from test_tournament_run import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = str(ROOT / "bots" / "greedy_bot.py")
@@ -21,24 +20,11 @@ FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--
         "--no-html")  # fmt: skip
 
 
-def exe(*args: str | Path, cwd: Path, check: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([str(Path(sys.executable).parent / "koikoi-referee"), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert proc.returncode == check, proc.stdout + proc.stderr
-    return proc
-
-
-def cli(*args: str | Path, check: int = 0) -> tuple[str, str]:
-    result = CliRunner().invoke(app, list(map(str, args)))
-    assert result.exit_code == check, result.output
-    return result.stdout, result.stderr
-
-
 def test_merge_refuses_a_missing_shard_and_keeps_the_logs(tmp_path: Path) -> None:
     (tmp_path / "seed").write_text("77\n")
     bots = ("--bot", f"g={GREEDY}", "--bot", f"r={RANDOM}")
     for k in (1, 2, 3):
-        exe("tournament", *bots, *FAST, "--pairs", "3", "--seed-file", "seed", "--shard", f"{k}/3", "-o", f"s{k}",
+        referee("tournament", *bots, *FAST, "--pairs", "3", "--seed-file", "seed", "--shard", f"{k}/3", "-o", f"s{k}",
             cwd=tmp_path)  # fmt: skip
     shards = [tmp_path / f"s{k}" for k in (1, 2, 3)]
     _, err = cli("tournament", "merge", shards[0], shards[2], "-o", tmp_path / "m", check=2)
@@ -51,7 +37,7 @@ def test_merge_refuses_a_missing_shard_and_keeps_the_logs(tmp_path: Path) -> Non
     results.write_text(results.read_text().splitlines(keepends=True)[0])  # an unfinished shard
     _, err = cli("tournament", "merge", *shards, check=2)
     assert "1 scheduled match(es) are in no folder" in err and "--resume" in err
-    exe("tournament", "--resume", shards[1], "--no-html", cwd=tmp_path)
+    referee("tournament", "--resume", shards[1], "--no-html", cwd=tmp_path)
 
     cli("tournament", "merge", *shards, "-o", tmp_path / "m")
     logs = sorted(p.name for p in (tmp_path / "m" / "logs").iterdir())
@@ -61,7 +47,7 @@ def test_merge_refuses_a_missing_shard_and_keeps_the_logs(tmp_path: Path) -> Non
 
 def test_replay_verify_exits_2_for_bad_input_and_speaks_json(tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
-    exe("play", GREEDY, RANDOM, "--rules", "cardavia", "--sandbox", "none", "--replay", replay, cwd=tmp_path)
+    referee("play", GREEDY, RANDOM, "--rules", "cardavia", "--sandbox", "none", "--replay", replay, cwd=tmp_path)
     _, err = cli("replay", "verify", tmp_path, check=2)
     assert err == f"koikoi-referee: error: {tmp_path}: not a replay file (a folder: name its replays, e.g. " \
                   f"{tmp_path}/replays/*.jsonl)\n"  # fmt: skip
@@ -89,7 +75,7 @@ def test_bots_lists_the_house_bots_and_play_runs_them(tmp_path: Path) -> None:
     _, err = cli("bots", "--path", "nobody", check=2)
     assert "no house bot 'nobody'" in err
     rand, _ = cli("bots", "--path", "random")
-    played = exe("play", greedy.strip(), rand.strip(), "--rules", "cardavia", "--sandbox", "none", "--json",
+    played = referee("play", greedy.strip(), rand.strip(), "--rules", "cardavia", "--sandbox", "none", "--json",
                  cwd=tmp_path)  # fmt: skip
     assert json.loads(played.stdout)["names"] == ["greedy", "random"]
 

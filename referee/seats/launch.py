@@ -98,15 +98,21 @@ def resolve_paths(argv: list[str], base: Path) -> list[str]:
     return out
 
 
-def command_argv(command: str, python: str | None = None) -> list[str]:
-    """The argument vector of a bot command line (a ``.py`` file runs with ``python``, by default the referee's
-    interpreter; a ``.js`` file with ``node``); :class:`BotCommandError` if it cannot name a program."""
+def _split(command: str) -> list[str]:
+    """The words of a command line (``shlex`` rules); :class:`BotCommandError` if there are none."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
     if not argv:
         raise BotCommandError("empty bot command")
+    return argv
+
+
+def command_argv(command: str, python: str | None = None) -> list[str]:
+    """The argument vector of a bot command line (a ``.py`` file runs with ``python``, by default the referee's
+    interpreter; a ``.js`` file with ``node``); :class:`BotCommandError` if it cannot name a program."""
+    argv = _split(command)
     first = argv[0]
     if first.endswith(".py"):
         return [python or sys.executable, *argv]
@@ -144,12 +150,7 @@ def absolute_command(command: str, base: Path | None = None) -> str:
     """``command`` with its relative paths (the program or script, and arguments naming existing files or
     folders under ``base``, by default the current folder) made absolute: a command that still works when read
     from another folder (a tournament resumed elsewhere). :class:`BotCommandError` if it cannot be split."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
-    if not argv:
-        raise BotCommandError("empty bot command")
+    argv = _split(command)
     here = base or Path.cwd()
     first = argv[0]
     if not os.path.isabs(first) and ("/" in first or first.endswith((".py", ".js"))):
