@@ -149,9 +149,12 @@ class BuildSources(build_py):
 
 def copy_house_bots(target: Path) -> None:
     """Copy the house bots (``bots/``) into the built package as ``referee/house_bots``, keeping their modes (a
-    wheel carries the executable bit); see :mod:`referee.house_bots`."""
+    wheel carries the executable bit); see :mod:`referee.house_bots`. A tree without ``bots/`` builds without."""
     import shutil
 
+    if not (ROOT / "bots").is_dir():
+        _note("no bots/ folder: the package ships without the house bots")
+        return
     shutil.copytree(ROOT / "bots", target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True)
 
 if __name__ == "__main__":
