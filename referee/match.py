@@ -101,7 +101,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     :func:`run_match` for the helper that closes them).
     """
     rules, tc = config.rules, config.time
-    times = config.seat_times or (tc, tc)
+    clocks = config.seat_times or (tc, tc)  # each seat's time control
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
     round_ends: list[dict[str, Any]] = []
@@ -113,17 +113,17 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
                 bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s),
-                       **({"time": times[i].to_json()} if config.seat_times else {})}
+                       **({"time": clocks[i].to_json()} if config.seat_times else {})}
                       for i, s in enumerate(seats)],
                 time=tc.to_json(),
             )  # fmt: skip
         try:
             await _handshake(seats, config, writer)
             await _send_events(seats, state.events, writer, round_ends)
-            bank = [float(times[0].bank_ms), float(times[1].bank_ms)]
+            bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
             while not state.is_over:
                 p = state.to_move
-                move_ms = times[p].move_ms
+                move_ms = clocks[p].move_ms
                 view = observe(state, p)
                 request = request_message(0, view, move_ms, int(bank[p]))  # the seat sets the id
                 try:
