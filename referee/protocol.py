@@ -819,7 +819,9 @@ def _describe(exc: ValidationError, line: bytes | str = b"") -> str:
         loc = err["loc"]
         if loc[:2] == ("action", "action") and len(loc) > 2:
             problem = _action_problem(line)
-            text = problem or f"action.action: expected {_ACTION_FORMS} with canonical card ids"
+            if problem is not None:  # one named problem says it all
+                return problem[:300]
+            text = f"action.action: expected {_ACTION_FORMS} with canonical card ids"
         elif loc[:1] == ("hello",) and err["type"] == "string_pattern_mismatch":
             bad = _UNSHOWABLE_RE.search(str(exc.errors(include_url=False)[k].get("input", "")))
             found = "" if bad is None else f"; found U+{ord(bad.group()):04X} at character {bad.start() + 1}"
@@ -827,8 +829,8 @@ def _describe(exc: ValidationError, line: bytes | str = b"") -> str:
                     f"bidi overrides (U+202A..U+202E, U+2066..U+2069){found}")  # fmt: skip
         else:
             text = f"{'.'.join(str(x) for x in loc) or 'message'}: {err['msg']}"
-        if text not in parts:
-            parts.append(text[:200])
+        if text[:160] not in parts:
+            parts.append(text[:160])
         if len(parts) == 3:
             break
     return "; ".join(parts)
