@@ -41,6 +41,9 @@ HELP = "\n\n".join(
         "Bots come from --bot NAME=COMMAND (repeat) and/or a tournament file (--config, see "
         "examples/tournament.toml). Results go to the output folder: standings.json/.csv, pairs.csv, "
         "matches.csv, results.jsonl (the progress log), replays/ and logs/.",
+        "Every bot gets the time control and limits of the flags (--bot-memory-mb, --bot-cpu-s, --bot-processes, "
+        "--bot-env, --bot-file, --python) or of the file's [time], [limits] and [bot_env]; one bot's own settings "
+        "come from --bot-option NAME:key=value or its table in the file (name = {command = ..., memory_mb = 8192}).",
         "The seed decides every deal: keep it secret. It is drawn at random unless given; shards share one from "
         "--seed-file FILE or $KOIKOI_SEED (read, then removed from the environment bots inherit). Result lines "
         "carry a MAC under the key of --key FILE or the default key, made on first use.",
