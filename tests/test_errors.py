@@ -21,15 +21,15 @@ for line in sys.stdin:
     if msg["type"] == "hello":
         print(json.dumps({"type": "hello", "name": "chatty"}), flush=True)
     elif msg["type"] == "request":
+        print("chatty stderr: request", msg["id"], file=sys.stderr, flush=True)  # first: the forfeit kills it
         print("debug: thinking about", msg["legal"][0]["play"], flush=True)
-        print("chatty stderr: request", msg["id"], file=sys.stderr, flush=True)
     elif msg["type"] == "bye":
         break
 """
 JVM = """\
 import sys
-print("Error occurred during initialization of VM", flush=True)
 print("Could not reserve enough space for object heap", file=sys.stderr, flush=True)
+print("Error occurred during initialization of VM", flush=True)
 sys.exit(1)
 """
 GREEDY = str(Path(__file__).resolve().parent.parent / "bots" / "greedy_bot.py")
