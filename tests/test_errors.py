@@ -4,6 +4,7 @@ the stderr log kept and named, and a forfeit that reads as one."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,10 +37,11 @@ GREEDY = str(Path(__file__).resolve().parent.parent / "bots" / "greedy_bot.py")
 
 
 def play(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``play`` in ``cwd``, its temporary log folders made there too."""
     exe = Path(sys.executable).parent / "koikoi-referee"
     return subprocess.run([str(exe), "play", *map(str, args), "--sandbox", "none", "--rules", "cardavia",
                            "--startup-ms", "20000", "--move-ms", "5000"], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+                          timeout=120, env={**os.environ, "TMPDIR": str(cwd)})  # fmt: skip
 
 
 def test_debug_output_on_stdout_is_quoted_in_the_console_the_json_and_the_replay(tmp_path: Path) -> None:
@@ -51,7 +53,8 @@ def test_debug_output_on_stdout_is_quoted_in_the_console_the_json_and_the_replay
     assert '; the line: "debug: thinking about ' in text
     assert "result: seat 1 (chatty) forfeits (invalid_json): seat 2 (greedy) wins in round 1" in text
     log = Path(next(line for line in text.splitlines() if "its stderr: " in line).split("its stderr: ")[1])
-    assert log.read_text() == "chatty stderr: request 1\n"
+    assert log.read_text() == "chatty stderr: request 1\n" and log.parent.parent == tmp_path
+    assert [p.name for p in log.parent.iterdir()] == [log.name]  # the other bot's empty log is tidied away
 
     replay = tmp_path / "games" / "m.jsonl"
     out = play("chatty.py", GREEDY, "--seed", "5", "--json", "--replay", replay, cwd=tmp_path)
