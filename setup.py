@@ -143,7 +143,19 @@ class BuildSources(build_py):
         super().run()
         if getattr(self, "editable_mode", False) and not self.distribution.ext_modules:
             remove_inplace_outputs()
+        if not getattr(self, "editable_mode", False):
+            copy_house_bots(Path(self.build_lib) / "referee" / "house_bots")
 
+
+def copy_house_bots(target: Path) -> None:
+    """Copy the house bots (``bots/``) into the built package as ``referee/house_bots``, keeping their modes (a
+    wheel carries the executable bit); see :mod:`referee.house_bots`. A tree without ``bots/`` builds without."""
+    import shutil
+
+    if not (ROOT / "bots").is_dir():
+        _note("no bots/ folder: the package ships without the house bots")
+        return
+    shutil.copytree(ROOT / "bots", target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True)
 
 if __name__ == "__main__":
     setup(ext_modules=engine_extensions(), cmdclass={"build_ext": BuildEngine, "build_py": BuildSources})

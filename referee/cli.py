@@ -17,6 +17,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: flags show no value, and no box cuts a line
+    context_settings={"max_content_width": 200},  # as wide as the terminal
 )
 
 

@@ -76,6 +76,7 @@ class MatchConfig:
     deals: tuple[Deal, ...] = ()
     first_dealer: int | None = None  # engine seat 0/1, None: the rules decide
     time: TimeControl = TimeControl()  # noqa: RUF009 - frozen, so one shared default is safe
+    seat_times: tuple[TimeControl, TimeControl] | None = None  # per engine seat (a handicap); None: ``time``
     replay_path: Path | None = None
     replay_key: bytes | None = field(default=None, repr=False)  # signs the replay (referee.signing); None: unsigned
     names: tuple[str, str] | None = None  # the seats' names in the event (a tournament's), in the replay header
@@ -106,27 +107,30 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     :func:`run_match` for the helper that closes them).
     """
     rules, tc = config.rules, config.time
+    clocks = config.seat_times or (tc, tc)  # each seat's time control
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
     round_ends: list[dict[str, Any]] = []
     decisions = 0
     times: tuple[list[float], list[float]] = ([], [])  # each seat's decision times (ms)
-    bank = [float(tc.bank_ms), float(tc.bank_ms)]
+    bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
     try:
         if writer is not None:
             writer.header(
                 match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
                 deals=[d.to_json() for d in config.deals],
                 first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s)} for i, s in enumerate(seats)],
+                bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s),
+                       **({"time": clocks[i].to_json()} if config.seat_times else {})}
+                      for i, s in enumerate(seats)],
                 time=tc.to_json(), extra={"names": list(config.names)} if config.names else None,
             )  # fmt: skip
         try:
             await _handshake(seats, config, writer)
             await _send_events(seats, state.events, writer, round_ends)
-            move_ms = tc.move_ms
             while not state.is_over:
                 p = state.to_move
+                move_ms = clocks[p].move_ms
                 view = observe(state, p)
                 request = request_message(0, view, move_ms, int(bank[p]))  # the seat sets the id
                 try:
@@ -195,10 +199,11 @@ def _seat_stats(
 
 
 async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: ReplayWriter | None) -> None:
-    rules, tc = config.rules, config.time
+    rules = config.rules
 
     async def open_seat(i: int) -> None:
         seat = seats[i]
+        tc = config.seat_times[i] if config.seat_times else config.time
         if seat.started:
             await seat.new_match(new_match_message(i, rules, config.match_id, tc, index=1))
             return

@@ -898,12 +898,57 @@ class ProtocolMismatch(ProtocolError):
 _ACTION_FORMS = '{"play": id}, {"play": id, "capture": id}, {"capture": id} or {"koikoi": bool}'
 
 
-def _describe(exc: ValidationError) -> str:
-    """A one-line summary of a validation error: at most three problems, each cut short."""
+QUOTE_MAX = 200
+"""How many characters of a refused bot line its error quotes."""
+
+
+def quote_line(line: bytes | str) -> str:
+    """A bot's line as it appears in an error: a JSON string (control characters and non-ASCII escaped, bytes
+    that are not UTF-8 as ``\\xNN``), cut to :data:`QUOTE_MAX` characters of the line (then ``...`` follows)."""
+    text = line.decode("utf-8", "backslashreplace") if isinstance(line, bytes) else line
+    text = text.removesuffix("\n")
+    cut = len(text) > QUOTE_MAX
+    return json.dumps(text[:QUOTE_MAX]) + ("..." if cut else "")
+
+
+def _short(value: Any) -> str:
+    """A JSON value from a bot's line, as JSON cut to 60 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        text = "?"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _action_problem(line: bytes | str) -> str | None:
+    """What is wrong with the ``action`` object of a bot's (valid JSON) line, naming the key and value: an
+    unknown key, a card id that is not one, a ``koikoi`` that is not a boolean. None if it is none of these."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    action = data.get("action") if isinstance(data, dict) else None
+    if not isinstance(action, dict):
+        return None
+    for key, value in action.items():
+        if key not in ("play", "capture", "koikoi"):
+            return f"action: unknown key {_short(key)} (value {_short(value)}); expected {_ACTION_FORMS}"
+        if key != "koikoi" and value not in CARD_IDS:
+            return f'action.{key}: {_short(value)} is not a card id (ids are spelled like "pine-crane")'
+        if key == "koikoi" and type(value) is not bool:
+            return f"action.koikoi: {_short(value)} is not true or false"
+    return None
+
+
+def _describe(exc: ValidationError, line: bytes | str = b"") -> str:
+    """A one-line summary of a validation error of ``line``: at most three problems, each cut short."""
     parts: list[str] = []
     for k, err in enumerate(exc.errors(include_url=False, include_input=False)):
         loc = err["loc"]
         if loc[:2] == ("action", "action") and len(loc) > 2:
+            problem = _action_problem(line)
+            if problem is not None:  # one named problem says it all
+                return problem[:300]
             text = f"action.action: expected {_ACTION_FORMS} with canonical card ids"
         elif loc[:1] == ("hello",) and err["type"] == "string_pattern_mismatch":
             bad = _UNSHOWABLE_RE.search(str(exc.errors(include_url=False)[k].get("input", "")))
@@ -912,7 +957,7 @@ def _describe(exc: ValidationError) -> str:
                     f"bidi overrides (U+202A..U+202E, U+2066..U+2069){found}")  # fmt: skip
         else:
             text = f"{'.'.join(str(x) for x in loc) or 'message'}: {err['msg']}"
-        if text not in parts:
+        if text[:160] not in parts:
             parts.append(text[:160])
         if len(parts) == 3:
             break
@@ -931,7 +976,7 @@ def parse_bot_message(line: bytes | str) -> BotHello | BotAction:
         errors = exc.errors(include_url=False, include_input=False)
         if errors and errors[0]["type"] in ("json_invalid", "string_unicode"):
             raise InvalidJson(f"not a JSON line: {errors[0]['msg']}") from None
-        raise InvalidMessage(_describe(exc)) from None
+        raise InvalidMessage(_describe(exc, line)) from None
     except (ValueError, TypeError, RecursionError) as exc:  # defensive: odd input the validator did not wrap
         raise InvalidJson(f"not a JSON line: {type(exc).__name__}") from None
     if isinstance(msg, BotHello) and msg.protocol is not None and msg.protocol != PROTOCOL_VERSION:
@@ -946,10 +991,12 @@ def check_hello(line: bytes | str) -> BotHello:
     """
     try:
         msg = parse_bot_message(line)
+        if not isinstance(msg, BotHello):
+            raise InvalidMessage(f"expected a hello, got a {msg.type!r} message")
+    except (InvalidJson, InvalidMessage) as exc:
+        raise type(exc)(f"hello: {exc}; the line: {quote_line(line)}") from None
     except ProtocolError as exc:
         raise type(exc)(f"hello: {exc}") from None
-    if not isinstance(msg, BotHello):
-        raise InvalidMessage(f"expected a hello, got a {msg.type!r} message")
     return msg
 
 
@@ -962,9 +1009,14 @@ def parse_answer(line: bytes | str, request_id: int) -> BotAction:
     """
     try:
         msg = parse_bot_message(line)
+    except (InvalidJson, InvalidMessage) as exc:
+        raise type(exc)(f"request {request_id}: {exc}; the line: {quote_line(line)}") from None
     except ProtocolError as exc:
         raise type(exc)(f"request {request_id}: {exc}") from None
-    return _answering(msg, request_id)
+    try:
+        return _answering(msg, request_id)
+    except InvalidMessage as exc:
+        raise InvalidMessage(f"{exc}; the line: {quote_line(line)}") from None
 
 
 def _answering(msg: BotHello | BotAction, request_id: int) -> BotAction:
@@ -987,8 +1039,9 @@ def legal_index(answer: BotAction, legal_json: Sequence[Mapping[str, Any]]) -> i
         return legal_json.index(action)
     except ValueError:
         shown = json.dumps(action)[:200]
+        legal = json.dumps(list(legal_json), separators=(",", ":"))
         raise IllegalAction(
-            f"request {answer.id}: {shown} is not one of the legal actions {list(legal_json)}"[:600]
+            f"request {answer.id}: {shown} is not one of the legal actions {legal}"[:1000]
         ) from None
 
 

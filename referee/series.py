@@ -14,19 +14,33 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.engine import Deal, EngineError, Rules, deals_from_lines, load_rules
 from referee.errors import RefereeError
-from referee.match import MatchConfig, MatchInterrupted, MatchResult, SeatFactory, TimeControl, run_matches
+from referee.match import (
+    MatchConfig,
+    MatchInterrupted,
+    MatchResult,
+    SeatFactory,
+    TimeControl,
+    bot_factory,
+    run_matches,
+)
 from referee.replay.writer import is_compressed, plain_name
-from referee.seats.process import DEFAULT_MEMORY_MB, BotCommandError, Limits, check_command
+from referee.seats import BotSeat, Seat
+from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, BotCommandError, Limits, check_command
 from referee.signing import SigningError, load_key
 from referee.text import scores_text
 
-__all__ = ["Plan", "PlayError", "PlaySetup", "game_seeds", "plan", "play", "replay_paths", "summary_lines"]
+__all__ = [
+    "Plan", "PlayError", "PlaySetup", "Played", "game_seeds", "plan", "play", "replay_paths", "result_line",
+    "summary_lines",
+]  # fmt: skip
 
 
 class PlayError(RefereeError):
@@ -54,7 +68,10 @@ class PlaySetup:
     bot_memory_mb: int = DEFAULT_MEMORY_MB  # 0: no limit
     bot_cpu_s: int = 0  # 0: no limit
     bot_cwd: Path | None = None  # None: a fresh empty folder per bot
-    log_dir: Path | None = None  # keep each bot's stderr here
+    log_dir: Path | None = None  # keep each bot's stderr here (None: beside the replay, or a temporary folder)
+    bot_processes: int | None = DEFAULT_PROCESSES  # None: no limit
+    bot_files: tuple[str, ...] = ()  # host files the sandboxed bots may read
+    python: str | None = None  # the interpreter of .py bots (None: the referee's)
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
     key: Path | None = None  # the key that signs the replays (None: the user's key, made on first use)
@@ -70,6 +87,7 @@ class Plan:
     paths: tuple[Path | None, ...]
     human: bool
     fresh_processes: bool
+    log_dir: Path | None = None  # where the bots' stderr logs go (None: no bot seat)
 
     @property
     def seeds(self) -> list[int]:
@@ -97,8 +115,44 @@ def game_seeds(seed: int | None, games: int, *, human: bool) -> list[int]:
     return [base + k for k in range(games)]
 
 
-def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
-    """A readable summary of one match: points round by round with yaku, the winner, any failure."""
+@dataclass(frozen=True)
+class Played:
+    """One finished game of a series: its result, its replay file and each seat's stderr log (None for a
+    person)."""
+
+    result: MatchResult
+    replay: Path | None
+    logs: tuple[Path | None, Path | None] = (None, None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result's JSON with the replay and log paths (``play --json``)."""
+        return {**self.result.to_json(), "replay": None if self.replay is None else str(self.replay),
+                "logs": [None if p is None else str(p) for p in self.logs]}  # fmt: skip
+
+
+def result_line(result: MatchResult) -> str:
+    """How a match ended in words: ``seat 2 (x) forfeits (timeout): seat 1 (y) wins in round 3``, ``seat 1 (y)
+    wins 30-12 after 6 round(s) (rounds)`` or ``draw 20-20 ...``."""
+    names = result.names
+    a, b = result.scores
+    tail = f"after {result.rounds} round(s) ({result.reason})"
+    f = result.forfeit
+    if f is not None:
+        lost = f"seat {f.seat + 1} ({names[f.seat]}) forfeits ({f.reason})"
+        if result.winner is None:
+            return f"{lost}; the other seat failed too: nobody wins"
+        w = result.winner
+        return f"{lost}: seat {w + 1} ({names[w]}) wins in round {result.rounds}"
+    if result.winner is None:
+        return f"draw {scores_text((a, b))} {tail}"
+    w = result.winner
+    return f"seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}"
+
+
+def summary_lines(played: Played) -> list[str]:
+    """A readable summary of one match: points round by round with yaku, the winner, any failure (with the
+    failing bot's stderr log)."""
+    result, replay = played.result, played.replay
     names = result.names
     out = [f"{result.match_id}  seed {result.seed}  seat 1: {names[0]}  seat 2: {names[1]}"]
     for r in result.round_ends:
@@ -108,16 +162,13 @@ def summary_lines(result: MatchResult, replay: Path | None) -> list[str]:
             yaku = ", ".join(f"{y['name']} {y['points']}" for y in r["yaku"])
             text = f"seat {r['winner']} +{r['points']} ({r['reason']}{': ' + yaku if yaku else ''})"
         out.append(f"  round {r['round']}: {text}  scores {scores_text(r['scores'])}")
-    a, b = result.scores
     if result.forfeit is not None:
         f = result.forfeit
         out.append(f"  seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason}: {f.detail}")
-    if result.winner is None:
-        out.append(f"  result: draw {scores_text((a, b))} after {result.rounds} round(s) ({result.reason})")
-    else:
-        w = result.winner
-        tail = f"after {result.rounds} round(s) ({result.reason})"
-        out.append(f"  result: seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}")
+        log = played.logs[f.seat]
+        if log is not None:
+            out.append(f"  its stderr: {log}")
+    out.append(f"  result: {result_line(result)}")
     if replay is not None:
         out.append(f"  replay: {replay}")
     return out
@@ -164,15 +215,14 @@ def plan(setup: PlaySetup) -> Plan:
     for command in setup.seats:
         if not is_human(command):
             try:
-                check_command(command)
+                check_command(command, python=setup.python)
             except BotCommandError as exc:
                 raise PlayError(str(exc)) from None
-    if setup.log_dir is not None:
-        _make_folder(setup.log_dir, "")
     paths = replay_paths(setup.replay, setup.games)
     for p in paths:
         if p is not None:
             _make_folder(p.parent, " the replay's folder")
+    log_dir = None if all(humans) else _log_dir(setup)
     seeds = game_seeds(setup.seed, setup.games, human=any(humans))
     if setup.bot_cwd is not None and not setup.bot_cwd.is_dir():
         raise PlayError(f"{setup.bot_cwd}: no such folder for the bots")
@@ -197,41 +247,72 @@ def plan(setup: PlaySetup) -> Plan:
         )
         for k in range(setup.games)
     )
-    return Plan(rules, configs, tuple(paths), any(humans), fresh_processes=bool(deals) and setup.games > 1)
+    return Plan(rules, configs, tuple(paths), any(humans), bool(deals) and setup.games > 1, log_dir)
 
 
-def _seat(spec: str) -> str | SeatFactory:
+def _log_dir(setup: PlaySetup) -> Path:
+    """Where the bots' stderr goes: ``--log-dir``, else ``REPLAY-logs/`` beside the (first) replay, else a new
+    temporary folder."""
+    if setup.log_dir is not None:
+        folder = setup.log_dir
+    elif setup.replay is not None:
+        folder = setup.replay.with_name(f"{setup.replay.stem}-logs")
+    else:
+        try:
+            return Path(tempfile.mkdtemp(prefix="koikoi-play-logs-"))
+        except OSError as exc:
+            raise PlayError(f"cannot create a folder for the bots' stderr: {exc.strerror}") from None
+    _make_folder(folder, " the bots' log folder")
+    return folder
+
+def _seat(spec: str, log_dir: Path | None, limits: Limits, logs: list[Path | None]) -> SeatFactory:
+    """The seat factory of ``spec`` (a person, or a bot whose current stderr log is kept in ``logs``)."""
     from referee.seats.human import HumanSeat, human_name, is_human
 
-    return (lambda config, i: HumanSeat(human_name(spec))) if is_human(spec) else spec
+    if is_human(spec):
+        return lambda config, i: HumanSeat(human_name(spec))
+    make = bot_factory(spec, log_dir=log_dir, limits=limits)
+
+    def bot(config: MatchConfig, i: int) -> Seat:
+        seat = make(config, i)
+        logs[i] = seat.process.stderr_path if isinstance(seat, BotSeat) else None
+        return seat
+
+    return bot
 
 
 def play(
     setup: PlaySetup,
     *,
     on_start: Callable[[Plan], None] | None = None,
-    on_result: Callable[[MatchResult, Path | None], None] | None = None,
+    on_result: Callable[[Played], None] | None = None,
 ) -> Sequence[MatchResult]:
     """Play the games of ``setup``: :func:`plan` them, call ``on_start`` with the plan, then ``on_result`` with
-    each result and its replay file as it comes. Bot processes are reused from game to game until one fails,
-    except that with explicit deals each game starts fresh ones. Raises :class:`PlayError`; every bot is
-    stopped whatever happens."""
+    each game (its result, replay file and the bots' stderr logs) as it comes. Bot processes are reused from
+    game to game until one fails, except that with explicit deals each game starts fresh ones. Raises
+    :class:`PlayError`; every bot is stopped whatever happens. Empty logs in a temporary log folder are
+    removed at the end, except those of a bot that forfeited."""
     the_plan = plan(setup)
     if on_start is not None:
         on_start(the_plan)
     limits = Limits(
         setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
-        env=setup.bot_env,
+        processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=setup.python,
     )  # fmt: skip
+    logs: list[Path | None] = [None, None]
+    kept: set[Path | None] = set()
 
     def report(result: MatchResult) -> None:
+        if result.forfeit is not None:
+            kept.add(logs[result.forfeit.seat])
         if on_result is not None:
-            on_result(result, the_plan.paths[int(result.match_id[2:]) - 1])
+            on_result(Played(result, the_plan.paths[int(result.match_id[2:]) - 1], (logs[0], logs[1])))
 
+    seats = tuple(_seat(s, the_plan.log_dir, limits, logs) for s in setup.seats)
     try:
         return run_matches(
-            (_seat(setup.seats[0]), _seat(setup.seats[1])), the_plan.configs, log_dir=setup.log_dir,
-            limits=limits, on_result=report, reuse=not the_plan.fresh_processes,
+            (seats[0], seats[1]), the_plan.configs, limits=limits, on_result=report,
+            reuse=not the_plan.fresh_processes,
         )  # fmt: skip
     except MatchInterrupted as exc:
         raise PlayError(str(exc), 143) from None
@@ -239,3 +320,17 @@ def play(
         raise PlayError("interrupted; every bot was stopped", 130) from None
     except OSError as exc:
         raise PlayError(f"cannot write: {exc}") from None
+    finally:
+        if setup.log_dir is None and setup.replay is None and the_plan.log_dir is not None:
+            _tidy(the_plan.log_dir, kept)
+
+
+def _tidy(folder: Path, kept: set[Path | None]) -> None:
+    """Remove the empty logs of ``folder`` (but those in ``kept``), and the folder if nothing is left."""
+    try:
+        for log in folder.glob("*.log"):
+            if log not in kept and log.stat().st_size == 0:
+                log.unlink()
+        folder.rmdir()
+    except OSError:
+        pass  # not empty, or gone: nothing to tidy

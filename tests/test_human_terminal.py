@@ -211,7 +211,7 @@ def test_quit_with_q_as_seat_2_without_colour(referee_exe: Path, tmp_path: Path)
     child.sendline("q")
     child.expect(r"You quit \(typed q\): the match ends as your forfeit")
     child.expect(r"seat 2 \(alice\) forfeits: quit: the player typed q")
-    child.expect(r"result: seat 1 \(.*\) wins")
+    child.expect(r"result: seat 2 \(alice\) forfeits \(quit\): seat 1 \(.*\) wins")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

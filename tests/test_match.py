@@ -223,7 +223,7 @@ REQUEST_2 = {"type": "request", "id": 2}
         (b"{not json", "invalid_json", "request 2: not a JSON line"),
         ({"type": "action", "id": 2, "move": {"koikoi": True}}, "invalid_message", "request 2: "),
         ({"type": "action", "id": 2, "action": {"play": "pine-crane", "koikoi": True}}, "invalid_message", "action"),
-        ({"type": "action", "id": 2, "action": {"play": "no-such-card"}}, "invalid_message", "canonical card ids"),
+        ({"type": "action", "id": 2, "action": {"play": "no-such-card"}}, "invalid_message", '"no-such-card" is not a'),
         ({"type": "hello", "name": "again"}, "invalid_message", "expected an action for request 2"),
         ({"type": "action", "id": 1, "action": {"koikoi": True}}, "invalid_message", "does not answer request 2"),
         ({"koikoi": True}, "illegal_action", 'request 2: {"koikoi": true} is not one of the legal actions'),

@@ -342,7 +342,7 @@ def _forfeit_replay(tmp_path: Path) -> Path:
     config = MatchConfig(PRESETS["koikoi-japan"], BIG_SEED + 1, time=TimeControl(move_ms=5000), replay_path=path)
     result = run_match((FIRST, f"{BROKEN} illegal"), config)
     assert result.forfeit is not None and result.forfeit.reason == "illegal_action"
-    assert "legal actions [{'play'" in result.forfeit.detail
+    assert 'legal actions [{"play"' in result.forfeit.detail
     return path
 
 

@@ -29,3 +29,7 @@ def register_all(app: typer.Typer) -> None:
 
     play.register(app)
     replay.register(app)
+    from referee.commands import bots_cmd, deals
+
+    deals.register(app)
+    bots_cmd.register(app)

@@ -1,4 +1,5 @@
-"""The bot sandbox options shared by ``play`` and ``tournament``: ``--sandbox`` and ``--bot-env``."""
+"""The bot options shared by ``play`` and ``tournament``: the sandbox, environment, limits, readable files and
+interpreter of the bots."""
 
 from __future__ import annotations
 
@@ -13,6 +14,17 @@ SANDBOX_HELP = (
     "bwrap: the sandbox or an error; none: no sandbox."
 )
 BOT_ENV_HELP = "NAME=VALUE for the bots' environment (repeat); bots get only PATH, LANG, LC_*, TERM, TZ and these."
+MEMORY_HELP = (
+    "Address-space limit per bot process (MiB; 0: none). A JVM reserves its heap up front: give a Java bot "
+    "more (e.g. 8192) or cap its heap (-Xmx)."
+)
+CPU_HELP = "CPU-time limit per bot process (seconds; 0: none)."
+PROCESSES_HELP = "Processes and threads of one sandboxed bot (0: no limit)."
+FILE_HELP = "A host file or folder the sandboxed bots may read (repeat), e.g. a model or opening book."
+PYTHON_HELP = (
+    "The interpreter of .py bots (a path or a name on PATH; default: the referee's own Python, so a bot "
+    "imports what the referee's environment has)."
+)
 
 
 def sandbox_options(mode: str, bot_env: list[str] | None) -> dict[str, Any]:

@@ -11,18 +11,28 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP, sandbox_options
-from referee.match import MatchResult, TimeControl
-from referee.seats.process import DEFAULT_MEMORY_MB
-from referee.series import Plan, PlayError, PlaySetup, play, summary_lines
+from referee.commands.bot_options import (
+    BOT_ENV_HELP,
+    CPU_HELP,
+    FILE_HELP,
+    MEMORY_HELP,
+    PROCESSES_HELP,
+    PYTHON_HELP,
+    SANDBOX_HELP,
+    sandbox_options,
+)
+from referee.match import TimeControl
+from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
+from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
 
 
 def play_cmd(
     bot1: Annotated[
         str,
         typer.Argument(
-            help="Seat 1: a bot command line (a .py or .js file runs with python/node), or human[:NAME] to "
-            "play it yourself in the terminal (the time control applies to bots only)."
+            help="Seat 1: a bot command line, or human[:NAME] to play it yourself in the terminal (the time "
+            "control applies to bots only). A .py file runs with the referee's Python (or --python), a .js file "
+            "with node; the house bots: koikoi-referee bots."
         ),
     ],
     bot2: Annotated[str, typer.Argument(help="Seat 2: a bot command line, or human[:NAME].")],
@@ -59,15 +69,14 @@ def play_cmd(
     ] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON result per match instead.")] = False,
     bot_memory_mb: Annotated[
-        int,
-        typer.Option(
-            "--bot-memory-mb", min=0, max=10**9, help="Address-space limit per bot process (MiB; 0: none)."
-        ),
+        int, typer.Option("--bot-memory-mb", min=0, max=1 << 30, help=MEMORY_HELP)
     ] = DEFAULT_MEMORY_MB,
-    bot_cpu_s: Annotated[
-        int,
-        typer.Option("--bot-cpu-s", min=0, max=10**9, help="CPU-time limit per bot process (seconds; 0: none)."),
-    ] = 0,
+    bot_cpu_s: Annotated[int, typer.Option("--bot-cpu-s", min=0, max=10**9, help=CPU_HELP)] = 0,
+    bot_processes: Annotated[
+        int, typer.Option("--bot-processes", min=0, max=1 << 20, help=PROCESSES_HELP)
+    ] = DEFAULT_PROCESSES,
+    bot_file: Annotated[list[Path] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
+    python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
     bot_cwd: Annotated[
         Path | None,
         typer.Option("--bot-cwd", help="Working directory of the bots (default: a fresh empty one per bot)."),
@@ -77,7 +86,14 @@ def play_cmd(
     startup_ms: Annotated[
         int, typer.Option("--startup-ms", min=1, help="Time for the handshake (ms).")
     ] = 10000,
-    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep each bot's stderr here.")] = None,
+    log_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--log-dir",
+            help="Keep each bot's stderr here (capped at 1 MiB a bot; default: REPLAY-logs/ beside the replay, "
+            "else a temporary folder; the path is printed with a failure).",
+        ),
+    ] = None,
     sandbox_mode: Annotated[str, typer.Option("--sandbox", help=SANDBOX_HELP)] = "auto",
     bot_env: Annotated[list[str] | None, typer.Option("--bot-env", help=BOT_ENV_HELP)] = None,
     key: Annotated[
@@ -92,28 +108,44 @@ def play_cmd(
         seats=(bot1, bot2), rules=rules, rounds=rounds, seed=seed, deals=deals, first_dealer=first_dealer,
         replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
-        key=key, **sandbox_options(sandbox_mode, bot_env),
+        key=key, bot_processes=bot_processes or None, bot_files=_files(bot_file), python=python,
+        **sandbox_options(sandbox_mode, bot_env),
     )  # fmt: skip
     tally = [0, 0, 0]
+    forfeits = [0, 0]
 
     def started(plan: Plan) -> None:
         if not as_json:
             shown = "" if plan.human else f"seed {plan.seeds[0]}  "  # a person must not see the seed before playing
             typer.echo(f"{shown}rules {plan.rules.name}  {plan.rules.rounds} round(s)  {games} game(s)")
 
-    def report(result: MatchResult, replay_path: Path | None) -> None:
+    def report(played: Played) -> None:
+        result = played.result
         tally[2 if result.winner is None else result.winner] += 1
+        if result.forfeit is not None:
+            forfeits[result.forfeit.seat] += 1
         if as_json:
-            typer.echo(json.dumps({**result.to_json(), "replay": None if replay_path is None else str(replay_path)}))
+            typer.echo(json.dumps(played.to_json()))
         else:
-            typer.echo("\n".join(summary_lines(result, replay_path)))
+            typer.echo("\n".join(summary_lines(played)))
 
     try:
         play(setup, on_start=started, on_result=report)
     except PlayError as exc:
         fail(str(exc), exc.code)
     if games > 1 and not as_json:
-        typer.echo(f"games: seat 1 won {tally[0]}, seat 2 won {tally[1]}, draws {tally[2]}")
+        lost = "".join(f", seat {s + 1} forfeited {n}" for s, n in enumerate(forfeits) if n)
+        typer.echo(f"games: seat 1 won {tally[0]}, seat 2 won {tally[1]}, draws {tally[2]}{lost}")
+
+
+def _files(paths: list[Path] | None) -> tuple[str, ...]:
+    """``--bot-file`` paths, absolute; each must exist."""
+    out = []
+    for p in paths or ():
+        if not p.exists():
+            fail(f"--bot-file {p}: no such file or folder")
+        out.append(str(p.absolute()))
+    return tuple(out)
 
 
 def register(app: typer.Typer) -> None:

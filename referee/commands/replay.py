@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from referee.commands import fail
 from referee.replay import printable, show, verify
+from referee.replay.verify import VerifyReport
 from referee.signing import SigningError, load_key
 
 replay_app = typer.Typer(help="Check and show replays.", no_args_is_help=True)
@@ -33,17 +35,41 @@ def verify_cmd(
         Path | None,
         typer.Option("--key", help="The signing key (default: the user's key, when it exists)."),
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with a report per file.")] = False,
 ) -> None:
     """Re-simulate each replay with the engine and check its signatures when the key is there; one line per
-    file; exit 1 if any does not verify."""
-    key = _key(key_file)
-    bad = 0
+    file. Exit 0 when every file verifies, 1 if one does not, 2 for bad input (a path that is not a readable
+    file, a missing key file)."""
     for path in files:
-        report = verify(path, key)
-        typer.echo(report.summary())
-        bad += not report.ok
-    if bad:
+        if not path.is_file():
+            hint = f" (a folder: name its replays, e.g. {path}/replays/*.jsonl)" if path.is_dir() else ""
+            fail(printable(f"{path}: not a replay file{hint}"))
+    key = _key(key_file)
+    reports = [verify(path, key) for path in files]
+    if as_json:
+        typer.echo(json.dumps({"ok": all(r.ok for r in reports), "replays": [_report_json(r) for r in reports]}))
+    else:
+        for report in reports:
+            typer.echo(report.summary())
+    if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _report_json(report: VerifyReport) -> dict[str, Any]:
+    """One file's verification as JSON (``replay verify --json``)."""
+    r = report.result
+    result = None
+    if r is not None:
+        result = {
+            "winner": None if r.winner is None else r.winner + 1, "scores": list(r.scores), "rounds": r.rounds,
+            "reason": r.reason.value, "forfeit": None if r.forfeit is None else r.forfeit.to_json(),
+            "names": list(r.names),
+        }  # fmt: skip
+    return {
+        "path": report.path, "ok": report.ok, "lines": report.lines, "decisions": report.decisions,
+        "truncated": report.truncated, "error_line": report.error_line, "signed": report.signed,
+        "summary": report.summary(), "result": result,
+    }  # fmt: skip
 
 
 @replay_app.command("show")

@@ -14,7 +14,15 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.commands.bot_options import BOT_ENV_HELP, SANDBOX_HELP
+from referee.commands.bot_options import (
+    BOT_ENV_HELP,
+    CPU_HELP,
+    FILE_HELP,
+    MEMORY_HELP,
+    PROCESSES_HELP,
+    PYTHON_HELP,
+    SANDBOX_HELP,
+)
 from referee.errors import RefereeError
 
 EXIT_CODES = (
@@ -33,6 +41,9 @@ HELP = "\n\n".join(
         "Bots come from --bot NAME=COMMAND (repeat) and/or a tournament file (--config, see "
         "examples/tournament.toml). Results go to the output folder: standings.json/.csv, pairs.csv, "
         "matches.csv, results.jsonl (the progress log), replays/ and logs/.",
+        "Every bot gets the time control and limits of the flags (--bot-memory-mb, --bot-cpu-s, --bot-processes, "
+        "--bot-env, --bot-file, --python) or of the file's [time], [limits] and [bot_env]; one bot's own settings "
+        "come from --bot-option NAME:key=value or its table in the file (name = {command = ..., memory_mb = 8192}).",
         "The seed decides every deal: keep it secret. It is drawn at random unless given; shards share one from "
         "--seed-file FILE or $KOIKOI_SEED (read, then removed from the environment bots inherit). Result lines "
         "carry a MAC under the key of --key FILE or the default key, made on first use.",
@@ -141,6 +152,31 @@ def tournament_cmd(
         bool,
         typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about a quarter the size)."),
     ] = False,
+    bot_memory_mb: Annotated[
+        int | None, typer.Option("--bot-memory-mb", min=0, max=1 << 30, help=MEMORY_HELP + " [default: 2048]")
+    ] = None,
+    bot_cpu_s: Annotated[int | None, typer.Option("--bot-cpu-s", min=0, max=10**9, help=CPU_HELP)] = None,
+    bot_processes: Annotated[
+        int | None, typer.Option("--bot-processes", min=0, max=1 << 20, help=PROCESSES_HELP + " [default: 256]")
+    ] = None,
+    bot_file: Annotated[list[str] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
+    python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
+    bot_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot-option",
+            help="NAME:key=value, a setting of one bot (repeat), over the others: startup_ms, move_ms, bank_ms, "
+            "memory_mb, cpu_s, processes, env (NAME=VALUE), file (a path), python; e.g. java:memory_mb=8192.",
+        ),
+    ] = None,
+    deals: Annotated[
+        Path | None,
+        typer.Option(
+            "--deals",
+            help="A deal suite (JSON lines, one deal sequence a line; see: deals generate): deal pair k of every "
+            "pairing opens with sequence k, cycling; the seed deals the rounds after it.",
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -154,6 +190,8 @@ def tournament_cmd(
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
         backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir,
         compress=compress,
+        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes,
+        bot_files=tuple(bot_file or ()), python=python, bot_options=tuple(bot_option or ()), deals=deals,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
@@ -185,17 +223,21 @@ def merge_cmd(
     key: Annotated[
         Path | None, typer.Option("--key", help="Check (and sign the merged results with) this key file.")
     ] = None,
+    partial: Annotated[
+        bool,
+        typer.Option("--partial", help="Merge even when shards or matches are missing (they are listed)."),
+    ] = False,
 ) -> None:
     """Combine shard folders into one standings table.
 
-    Refuses folders of different tournaments, overlapping shards and results lines whose signature does not
-    check, and reports missing matches. Exit codes as for the tournament; the CI gates apply to the merged
-    result.
+    Refuses folders of different tournaments, overlapping shards, results lines whose signature does not
+    check, and (without --partial) a missing shard or match: exit 2. Otherwise exit codes as for the
+    tournament; the CI gates apply to the merged result.
     """
     from referee.tournament.launch import merge_folders
 
     try:
-        report = merge_folders(dirs, out, key)
+        report = merge_folders(dirs, out, key, partial=partial)
     except RefereeError as exc:
         fail(str(exc))
     for w in report.warnings:

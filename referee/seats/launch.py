@@ -49,8 +49,10 @@ class Limits:
     in the sandbox); None gives each bot process a fresh empty one (``/tmp/home`` in the sandbox, else a
     temporary directory removed when it is closed). ``sandbox`` is ``auto``, ``bwrap`` or ``none`` (see
     :mod:`referee.seats.sandbox`); ``processes`` (RLIMIT_NPROC) and ``disk_bytes`` (the size of its ``/tmp``
-    and RLIMIT_FSIZE) apply in the sandbox. ``env`` is added to the allowlisted environment. Core dumps are
-    always off and the bot is killed if the referee dies (Linux).
+    and RLIMIT_FSIZE) apply in the sandbox. ``env`` is added to the allowlisted environment. ``files`` are
+    host files or folders the sandboxed bot may read (bound read-only at the same path; unsandboxed, the bot
+    reads what its user can). ``python`` is the interpreter of a ``.py`` bot (None: the referee's own,
+    :data:`sys.executable`). Core dumps are always off and the bot is killed if the referee dies (Linux).
     """
 
     cpu_seconds: int | None = None  # RLIMIT_CPU
@@ -60,6 +62,8 @@ class Limits:
     processes: int | None = DEFAULT_PROCESSES
     disk_bytes: int = DEFAULT_TMP_MB << 20
     env: tuple[tuple[str, str], ...] = field(default=())
+    files: tuple[str, ...] = ()
+    python: str | None = None
 
     def mode(self) -> str:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
@@ -94,30 +98,40 @@ def resolve_paths(argv: list[str], base: Path) -> list[str]:
     return out
 
 
-def command_argv(command: str) -> list[str]:
-    """The argument vector of a bot command line; :class:`BotCommandError` if it cannot name a program."""
+def _split(command: str) -> list[str]:
+    """The words of a command line (``shlex`` rules); :class:`BotCommandError` if there are none."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise BotCommandError(f"bad bot command {command!r}: {exc}") from None
     if not argv:
         raise BotCommandError("empty bot command")
+    return argv
+
+
+def command_argv(command: str, python: str | None = None) -> list[str]:
+    """The argument vector of a bot command line (a ``.py`` file runs with ``python``, by default the referee's
+    interpreter; a ``.js`` file with ``node``); :class:`BotCommandError` if it cannot name a program."""
+    argv = _split(command)
     first = argv[0]
     if first.endswith(".py"):
-        return [sys.executable, *argv]
+        return [python or sys.executable, *argv]
     if first.endswith(".js"):
         return ["node", *argv]
     return argv
 
 
-def check_command(command: str, cwd: Path | None = None) -> list[str]:
-    """The argument vector of ``command`` after checking that its program (or script file) exists."""
-    argv = command_argv(command)
+def check_command(command: str, cwd: Path | None = None, python: str | None = None) -> list[str]:
+    """The argument vector of ``command`` after checking that its program (or script file, and ``python``
+    for a ``.py`` file) exists."""
+    argv = command_argv(command, python)
     first = shlex.split(command)[0]
     base = cwd or Path.cwd()
     if first.endswith((".py", ".js")):
         if not _probe((base / first).is_file):
             raise BotCommandError(f"bot file not found: {first}")
+        if first.endswith(".py") and python is not None and shutil.which(python) is None:
+            raise BotCommandError(f"python interpreter not found or not executable: {python}")
         if first.endswith(".js") and shutil.which("node") is None:
             raise BotCommandError("node is needed for a .js bot but is not on PATH")
         return argv
@@ -130,6 +144,18 @@ def check_command(command: str, cwd: Path | None = None) -> list[str]:
     elif shutil.which(first) is None:
         raise BotCommandError(f"bot program not found on PATH: {first}")
     return argv
+
+
+def absolute_command(command: str, base: Path | None = None) -> str:
+    """``command`` with its relative paths (the program or script, and arguments naming existing files or
+    folders under ``base``, by default the current folder) made absolute: a command that still works when read
+    from another folder (a tournament resumed elsewhere). :class:`BotCommandError` if it cannot be split."""
+    argv = _split(command)
+    here = base or Path.cwd()
+    first = argv[0]
+    if not os.path.isabs(first) and ("/" in first or first.endswith((".py", ".js"))):
+        argv[0] = str((here / first).absolute())
+    return shlex.join([argv[0], *resolve_paths(argv, here)[1:]])
 
 
 def bot_environment(cwd: Path, token: str, extra: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
@@ -197,7 +223,7 @@ def limit_wrapper(limits: Limits, *, sandboxed: bool) -> list[str]:
 def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
     """How to start ``command`` under ``limits`` (:class:`BotCommandError`, or
     :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work)."""
-    argv = command_argv(command)
+    argv = command_argv(command, limits.python)
     choice = sandbox.choose(limits.sandbox)
     here = Path.cwd()
     if choice.mode == "none":
@@ -222,6 +248,7 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
             binds.add(value)
     if argv[0] == sys.executable:
         binds |= {sys.prefix, sys.base_prefix}
+    binds |= {os.path.abspath(f) for f in limits.files}
     binds.add(str(Path(referee.__file__).resolve().parent))  # its public library (referee.bot) for Python bots
     uid = sandbox.bot_uid(serial) if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())

@@ -19,9 +19,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from referee.engine import EngineError, Rules, load_rules, rules_from_dict
+from referee.engine import Deal, EngineError, Rules, load_rules, rules_from_dict
 from referee.errors import UsageError
 from referee.records import TimeControl
+from referee.seats.launch import absolute_command
+from referee.tournament.settings import TIME_KEYS, BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
 """Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""
@@ -40,10 +42,19 @@ class Format(StrEnum):
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A bot of the tournament: its name in the tables and the command line that starts it."""
+    """A bot of the tournament: its name in the tables, the command line that starts it, and its own settings
+    (over the tournament's)."""
 
     name: str
     command: str
+    settings: BotSettings = field(default_factory=BotSettings)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (``settings`` only when some are set)."""
+        out: dict[str, Any] = {"name": self.name, "command": self.command}
+        if not self.settings.empty:
+            out["settings"] = self.settings.to_json()
+        return out
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,9 @@ class TournamentConfig:
     seed_drawn: bool = field(default=False, compare=False)  # the seed was drawn at random, not given
     sandbox: str = "auto"  # auto, bwrap or none (referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # added to every bot's environment
+    settings: BotSettings = field(default_factory=BotSettings)  # every bot's limits, files, interpreter
+    suite: tuple[tuple[Deal, ...], ...] = ()  # a deal suite: pair k plays suite[k % len], then the shuffle
+    workdir: str | None = field(default=None, compare=False)  # where relative bot paths are read from
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -110,6 +124,24 @@ class TournamentConfig:
             if not 0 <= getattr(self.time, key) <= 3_600_000:
                 raise TournamentError(f"time {key}: {getattr(self.time, key)} is outside 0..3600000")
 
+    def settings_of(self, name: str) -> BotSettings:
+        """The settings of bot ``name``: its own over the tournament's (time control, environment, limits)."""
+        t = self.time
+        base = BotSettings(t.startup_ms, t.move_ms, t.bank_ms, env=self.bot_env)
+        own = next(b.settings for b in self.bots if b.name == name)
+        return own.over(self.settings.over(base))
+
+    def command_of(self, name: str) -> str:
+        """The command line of bot ``name`` with its relative paths made absolute against :attr:`workdir` (the
+        folder the tournament was started from), so a resume from another folder starts the same programs."""
+        command = next(b.command for b in self.bots if b.name == name)
+        return command if self.workdir is None else absolute_command(command, Path(self.workdir))
+
+    def time_of(self, name: str) -> TimeControl:
+        """The time control of bot ``name``."""
+        s = self.settings_of(name)
+        return TimeControl(*(getattr(s, k) for k in TIME_KEYS))
+
     @property
     def hero(self) -> str:
         """The gauntlet bot (or the first bot): the bot ``--min-score`` and SPRT speak of."""
@@ -118,7 +150,7 @@ class TournamentConfig:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON, complete: the rules are written out in full, so a resume needs no rules file."""
         return {
-            "bots": [{"name": b.name, "command": b.command} for b in self.bots],
+            "bots": [b.to_json() for b in self.bots],
             "rules": self.rules.to_dict(),
             "format": self.format.value,
             "gauntlet": self.gauntlet,
@@ -127,6 +159,9 @@ class TournamentConfig:
             "time": self.time.to_json(),
             "sandbox": self.sandbox,
             "bot_env": [list(p) for p in self.bot_env],
+            **({"settings": self.settings.to_json()} if not self.settings.empty else {}),
+            **({"deals": [[d.to_json() for d in seq] for seq in self.suite]} if self.suite else {}),
+            **({"workdir": self.workdir} if self.workdir is not None else {}),
         }
 
     @staticmethod
@@ -134,7 +169,10 @@ class TournamentConfig:
         """The inverse of :meth:`to_json`; :class:`TournamentError` on a malformed document."""
         try:
             return TournamentConfig(
-                bots=tuple(BotSpec(str(b["name"]), str(b["command"])) for b in data["bots"]),
+                bots=tuple(
+                    BotSpec(str(b["name"]), str(b["command"]), BotSettings.from_json(b.get("settings", {})))
+                    for b in data["bots"]
+                ),
                 rules=rules_from_dict(dict(data["rules"]), source="tournament rules"),
                 format=Format(data["format"]),
                 gauntlet=data.get("gauntlet"),
@@ -143,13 +181,19 @@ class TournamentConfig:
                 time=TimeControl.from_json(data["time"]),
                 sandbox=str(data.get("sandbox", "auto")),
                 bot_env=tuple((str(k), str(v)) for k, v in data.get("bot_env", [])),
+                settings=BotSettings.from_json(data.get("settings", {})),
+                suite=tuple(tuple(Deal.from_json(d) for d in seq) for seq in data.get("deals", [])),
+                workdir=None if data.get("workdir") is None else str(data["workdir"]),
             )
-        except (KeyError, TypeError, ValueError, EngineError) as exc:
+        except (KeyError, TypeError, ValueError, EngineError, SettingsError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
 
     def fingerprint(self) -> str:
-        """A short hash of :meth:`to_json`: equal for the shards and resumes of one tournament."""
-        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        """A short hash of :meth:`to_json` (less :attr:`workdir`): equal for the shards and resumes of one
+        tournament, wherever they run."""
+        data = self.to_json()
+        data.pop("workdir", None)
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -230,7 +274,8 @@ def with_rounds(rules: Rules, rounds: int) -> Rules:
         raise TournamentError(str(exc)) from None
 
 
-_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env"}
+_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits"}
+_LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "files", "python"})
 
 
 def load_config(path: Path) -> TournamentConfig:
@@ -254,8 +299,16 @@ def config_from_dict(
             f"{source}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_FILE_KEYS))}"
         )
     bots_table = data.get("bots")
-    if not isinstance(bots_table, dict) or not all(isinstance(v, str) for v in bots_table.values()):
-        raise TournamentError(f'{source}: [bots] must be a table of name = "command"')
+    if not isinstance(bots_table, dict) or not all(isinstance(v, str | dict) for v in bots_table.values()):
+        raise TournamentError(f'{source}: [bots] must be a table of name = "command" or name = {{command = ...}}')
+    limits_table = data.get("limits", {})
+    if not isinstance(limits_table, dict) or set(limits_table) - _LIMIT_TABLE_KEYS:
+        raise TournamentError(f"{source}: [limits] takes {', '.join(sorted(_LIMIT_TABLE_KEYS))}")
+    try:
+        limits = from_table(limits_table, f"{source}: [limits]", base_dir=base_dir)
+        bots = tuple(_bot_from_file(n, v, source, base_dir) for n, v in bots_table.items())
+    except SettingsError as exc:
+        raise TournamentError(str(exc)) from None
     time_table = data.get("time", {})
     if not isinstance(time_table, dict) or set(time_table) - {"startup_ms", "move_ms", "bank_ms"}:
         raise TournamentError(f"{source}: [time] takes startup_ms, move_ms, bank_ms")
@@ -284,7 +337,7 @@ def config_from_dict(
     if data.get("sandbox", "auto") not in ("auto", "bwrap", "none"):
         raise TournamentError(f"{source}: sandbox must be auto, bwrap or none")
     return TournamentConfig(
-        bots=tuple(BotSpec(n, c) for n, c in bots_table.items()),
+        bots=bots,
         rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
         format=fmt,
         gauntlet=data.get("gauntlet"),
@@ -294,4 +347,16 @@ def config_from_dict(
         seed_drawn="seed" not in data,
         sandbox=data.get("sandbox", "auto"),
         bot_env=tuple(env_table.items()),
+        settings=limits,
     )
+
+
+def _bot_from_file(name: str, value: str | dict[str, Any], source: str, base_dir: Path | None) -> BotSpec:
+    """A bot of a tournament file: ``name = "command"`` or ``name = {command = "...", memory_mb = ..., ...}``."""
+    if isinstance(value, str):
+        return BotSpec(name, value)
+    command = value.get("command")
+    if not isinstance(command, str):
+        raise TournamentError(f'{source}: bots.{name}: give its command = "..."')
+    where = f"{source}: bots.{name}"
+    return BotSpec(name, command, from_table(value, where, base_dir=base_dir, extra=frozenset({"command"})))

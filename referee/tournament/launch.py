@@ -27,6 +27,7 @@ from referee.errors import RefereeError
 from referee.records import TimeControl
 from referee.seats.sandbox import MODES, parse_env, resolve
 from referee.tournament.config import (
+    BotSpec,
     Format,
     RunOptions,
     Sprt,
@@ -42,7 +43,9 @@ from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
 from referee.tournament.report import to_json
 from referee.tournament.session import Outcome, default_jobs, play, resume, start
+from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
 from referee.tournament.store import NO_KEY, RESULTS, signing_key
+from referee.tournament.suite import load_suite
 
 SEED_ENV = "KOIKOI_SEED"
 """The environment variable that may hold the tournament's secret seed (removed once read)."""
@@ -80,12 +83,20 @@ class Request:
     ray_address: str | None = None  # with --backend ray: the cluster to join
     ray_working_dir: Path | None = None  # with --backend ray: the folder Ray copies to every node
     compress: bool = False  # replays as .jsonl.gz
+    bot_memory_mb: int | None = None  # every bot's limits, over the tournament file's [limits]
+    bot_cpu_s: int | None = None
+    bot_processes: int | None = None
+    bot_files: tuple[str, ...] = ()
+    python: str | None = None
+    bot_options: tuple[str, ...] = ()  # NAME:key=value, one bot's setting over everything else
+    deals: Path | None = None  # a deal suite (referee.tournament.suite)
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
         values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
-                  self.sprt, self.min_score, self.sandbox, self.bot_env]  # fmt: skip
+                  self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
+                  self.bot_processes, self.bot_files, self.python, self.bot_options, self.deals]  # fmt: skip
         return any(v is not None and v != () for v in values) or self.fail_if_worse or self.compress
 
 
@@ -150,7 +161,7 @@ def secret_seed(seed_file: Path | None, environ: MutableMapping[str, str]) -> in
 def build_config(req: Request, secret: int | None) -> TournamentConfig:
     """The tournament of the options, on top of the tournament file if one is given."""
     base = load_config(req.config) if req.config else None
-    specs = [*(base.bots if base else ()), *(parse_bot(b) for b in req.bots)]
+    specs = _with_bot_options([*(base.bots if base else ()), *(parse_bot(b) for b in req.bots)], req.bot_options)
     if req.rules is not None:
         rule_set = resolve_rules(req.rules, req.rounds)
     elif base is not None:
@@ -186,7 +197,41 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
         ),
         sandbox=req.sandbox or (base.sandbox if base else "auto"),
         bot_env=(*(base.bot_env if base else ()), *parse_env(req.bot_env)),
+        settings=_global_settings(req).over(base.settings if base else BotSettings()),
+        suite=load_suite(req.deals) if req.deals is not None else (),
+        workdir=str(Path.cwd().absolute()),
     )
+
+
+def _global_settings(req: Request) -> BotSettings:
+    """The settings of every bot given by flags (``--bot-memory-mb``, ``--bot-file``, ``--python``...)."""
+    try:
+        files = [parse_setting("file", f, f"--bot-file {f!r}") for f in req.bot_files]
+        python = [parse_setting("python", req.python, "--python")] if req.python is not None else []
+        flags = BotSettings(memory_mb=req.bot_memory_mb, cpu_s=req.bot_cpu_s, processes=req.bot_processes)
+        settings = combine([flags, *files, *python])
+        checked_files(settings, "--bot-file")
+    except SettingsError as exc:
+        raise TournamentError(str(exc)) from None
+    return settings
+
+
+def _with_bot_options(specs: list[BotSpec], options: tuple[str, ...]) -> list[BotSpec]:
+    """``specs`` with the ``--bot-option NAME:key=value`` settings laid over each bot's own."""
+    names = [s.name for s in specs]
+    given: dict[str, list[BotSettings]] = {}
+    try:
+        for text in options:
+            name, setting = parse_option(text, names)
+            given.setdefault(name, []).append(setting)
+        out = []
+        for s in specs:
+            settings = combine([s.settings, *given.get(s.name, [])])
+            checked_files(settings, f"bot {s.name!r}")
+            out.append(dataclasses.replace(s, settings=settings))
+    except SettingsError as exc:
+        raise TournamentError(str(exc)) from None
+    return out
 
 
 def run(
@@ -302,10 +347,11 @@ class MergeReport:
         return to_json(self.result.standings, {"complete": not missing, "missing": missing})
 
 
-def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None) -> MergeReport:
-    """Merge shard folders, checking (and signing the merged results with) the key when there is one."""
+def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None, *, partial: bool = False) -> MergeReport:
+    """Merge shard folders, checking (and signing the merged results with) the key when there is one; missing
+    shards or matches are an error unless ``partial``."""
     key = signing_key(key_path, create=False)
-    result = merge(dirs, out, key)
+    result = merge(dirs, out, key, partial=partial)
     warnings = [] if key is not None else [NO_KEY]
     warnings += [w for w in result.warnings if NO_KEY not in w]
     missing = result.missing

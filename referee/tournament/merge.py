@@ -1,8 +1,9 @@
 """Merging shard folders of one tournament into one set of standings.
 
 Every folder must describe the same tournament (equal fingerprints) and the same number of shards. A match
-recorded in two folders is an error (the shards overlap); scheduled matches recorded nowhere are reported as
-missing. Each folder's results are checked against the key when there is one. The merged folder is written in
+recorded in two folders is an error (the shards overlap); so is a shard without a folder, or a scheduled match
+recorded nowhere (an unfinished shard: resume it first), unless a partial merge is asked for, which reports them
+as missing. Each folder's results are checked against the key when there is one. The merged folder is written in
 the store's own formats (:func:`~referee.tournament.store.write_description`,
 :func:`~referee.tournament.store.write_results`) and its report by
 :func:`~referee.tournament.report.write_report`.
@@ -35,9 +36,10 @@ class MergeResult:
     failures: list[str] = field(default_factory=list)  # CI gates (the shards' --min-score, --fail-if-worse)
 
 
-def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None) -> MergeResult:
+def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None, *, partial: bool = False) -> MergeResult:
     """Combine shard folders, checking their results against ``key`` (None: unchecked); with ``out``, write the
-    merged description, results (signed under ``key``), replays and report there."""
+    merged description, results (signed under ``key``), replays, bot logs and report there. Missing shards or
+    matches are a :class:`TournamentError` unless ``partial``."""
     if not dirs:
         raise TournamentError("merge needs at least one tournament folder")
     stores = [Store.open_readonly(d, key) for d in dirs]
@@ -69,6 +71,15 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None) -
         warnings.extend(w for w in s.warnings if w not in warnings)
     schedule = build_schedule(base.config)
     missing = [m.match_id for m in schedule if m.match_id not in records]
+    absent = [k for k in range(1, n + 1) if k not in seen]
+    if absent and not partial:
+        shown = ", ".join(f"{k}/{n}" for k in absent)
+        raise TournamentError(f"shard(s) {shown} missing: give every shard's folder (or --partial to merge anyway)")
+    if missing and not partial:
+        raise TournamentError(
+            f"{len(missing)} scheduled match(es) are in no folder (first: {missing[0]}): finish the shards with "
+            "--resume (or --partial to merge anyway)"
+        )
     st = compute(base.config, list(records.values()), base.options.sprt)
     gates = judge(base.config, base.options, st)
     result = MergeResult(st, table(st, base.config.sandbox), missing, sorted(seen), warnings, gates)
@@ -101,6 +112,18 @@ def _write(
             src = existing_replay(origin[r.spec.match_id], r.spec.match_id)
             if src is not None:
                 shutil.copyfile(src, out / "replays" / src.name)
+        _copy_logs([d for d in dict.fromkeys(origin.values())], out / "logs")
         write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete))
     except OSError as exc:
         raise TournamentError(f"{out}: cannot write the merged tournament: {exc.strerror or exc}") from None
+
+
+def _copy_logs(dirs: list[Path], target: Path) -> None:
+    """Copy the bots' stderr logs of every shard folder into ``target`` (their names hold the match id)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for d in dirs:
+        logs = d / "logs"
+        if logs.is_dir():
+            for log in sorted(logs.iterdir()):
+                if log.is_file() and not (target / log.name).exists():
+                    shutil.copyfile(log, target / log.name)

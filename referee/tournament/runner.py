@@ -31,15 +31,22 @@ from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.seats import BotSeat
 from referee.seats.descendants import adopt_orphans
-from referee.seats.process import DEFAULT_MEMORY_MB, Limits, kill_all_now
+from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
 from referee.tournament.store import OutputError, output_error, replay_file
 
 
-def bot_limits(config: TournamentConfig) -> Limits:
-    """The limits of every bot of ``config``: memory capped, a fresh working directory, its sandbox and env."""
-    return Limits(memory_bytes=DEFAULT_MEMORY_MB << 20, sandbox=config.sandbox, env=config.bot_env)
+def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
+    """The limits of bot ``name`` of ``config`` (None: of a bot without settings of its own): a fresh working
+    directory, the tournament's sandbox, and its settings (memory 2048 MiB unless set; 0: no limit)."""
+    s = config.settings_of(name) if name is not None else config.settings
+    memory = DEFAULT_MEMORY_MB if s.memory_mb is None else s.memory_mb
+    return Limits(
+        cpu_seconds=s.cpu_s or None, memory_bytes=(memory << 20) or None, sandbox=config.sandbox,
+        processes=DEFAULT_PROCESSES if s.processes is None else (s.processes or None),
+        env=s.env if name is not None else config.bot_env, files=s.files, python=s.python,
+    )  # fmt: skip
 
 
 Emit = Callable[[MatchSpec, MatchResult], None]
@@ -54,12 +61,15 @@ def match_config(
     config: TournamentConfig, spec: MatchSpec, replay: Path | None, key: bytes | None = None
 ) -> MatchConfig:
     """The match runner's configuration of one scheduled match (its replay signed with ``key``)."""
+    times = (config.time_of(spec.seats[0]), config.time_of(spec.seats[1]))
     return MatchConfig(
         rules=config.rules,
         seed=spec.seed,
         match_id=spec.match_id,
         first_dealer=spec.first_dealer,
+        deals=() if spec.suite is None else config.suite[spec.suite],
         time=config.time,
+        seat_times=None if times == (config.time, config.time) else times,
         replay_path=replay,
         replay_key=key,
     )
@@ -96,18 +106,18 @@ async def play_unit(
 
     :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
     """
-    commands = {b.name: b.command for b in config.bots}
+    commands = {b.name: config.command_of(b.name) for b in config.bots}
     if specs:
-        await close_seats(seats, frozenset(seat_key(n, s.game) for s in specs for n in s.seats))
+        await close_seats(seats, frozenset(seat_key(n, s.lot) for s in specs for n in s.seats))
     played = 0
     for spec in specs:
         if should_stop():
             break
-        keys = (seat_key(spec.seats[0], spec.game), seat_key(spec.seats[1], spec.game))
+        keys = (seat_key(spec.seats[0], spec.lot), seat_key(spec.seats[1], spec.lot))
         for name, key in zip(spec.seats, keys, strict=True):
             if key not in seats:
                 log = root / "logs" / f"{spec.match_id}.{name}.log"
-                seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config))
+                seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config, name))
         pair = (seats[keys[0]], seats[keys[1]])
         replay = replay_file(root, spec.match_id, compress)
         try:

@@ -5,6 +5,10 @@ dealer: game ``a`` with X in seat 1, game ``b`` with Y in seat 1, so both bots h
 pair's seed is a hash of the tournament seed, the two names and the pair index, so it does not depend on the
 order of the bots, the shard, or which other pairings exist. A pair interrupted mid-match is dealt afresh on
 resume (deal number 1, 2, ...): its seed then also hashes the deal number, so no bot ever sees a deal twice.
+
+With a deal suite (``--deals``), pair ``k`` of every pairing opens with the suite's sequence ``k`` modulo its
+length (:attr:`MatchSpec.suite`); the seed deals the rounds after it. Bot processes are then kept per pairing and
+per pass through the suite (:attr:`MatchSpec.lot`), so that no process plays a sequence twice.
 """
 
 from __future__ import annotations
@@ -47,6 +51,15 @@ class MatchSpec:
     seed: int
     first_dealer: int  # engine seat 0/1; the same in both games of a pair
     deal: int = 0  # 0: the pair's first deal; n: dealt afresh n times after interruptions
+    suite: int | None = None  # the deal sequence of the tournament's suite this pair opens with
+    cycle: int = 0  # with a suite: how many times the pairing went through it before this pair
+
+    @property
+    def lot(self) -> str:
+        """Which bot processes may play this match: the game letter (each process plays each deal once), and
+        with a suite also the pairing and the pass through the suite (a sequence comes back in every pairing and
+        every pass)."""
+        return self.game if self.suite is None else f"{self.game}/{self.pairing}/{self.cycle}"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (the ``schedule`` of ``tournament.json``), the seed as a string (see
@@ -61,6 +74,7 @@ class MatchSpec:
             "seed": str(self.seed),
             "first_dealer": self.first_dealer,
             **({"deal": self.deal} if self.deal else {}),
+            **({"suite": self.suite} if self.suite is not None else {}),
         }
 
 
@@ -116,13 +130,15 @@ def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
     plist = pairings(config)
     width = max(3, len(str(config.pairs - 1)))
     out: list[MatchSpec] = []
+    n = len(config.suite)
     for pair in range(config.pairs):
+        suite, cycle = (pair % n, pair // n) if n else (None, 0)
         for p in plist:
             seed = pair_seed(config.seed, p, pair)
             dealer = first_dealer_of(config, seed)
             for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
                 match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
-                out.append(MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer))
+                out.append(MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer, 0, suite, cycle))
     return out
 
 

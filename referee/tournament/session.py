@@ -43,7 +43,7 @@ class Outcome:
 def _check_commands(config: TournamentConfig) -> None:
     for bot in config.bots:
         try:
-            check_command(bot.command)
+            check_command(config.command_of(bot.name), python=config.settings_of(bot.name).python)
         except ProcessError as exc:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 
