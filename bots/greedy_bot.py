@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A koikoi/1 bot with a simple heuristic. Python standard library only; copy it freely.
+"""A koikoi/1 bot with a simple heuristic, written with the bot helper (:func:`referee.bot.run` speaks the
+protocol; ``bots/minimal_bot.py`` is the standalone example of the protocol itself).
 
 Run: ``python3 bots/greedy_bot.py [--name NAME]``. It reads one JSON object per line on stdin, writes one
 per line on stdout (flushed), and logs to stderr.
@@ -12,9 +13,10 @@ cannot capture, and stops at its first yaku unless the round is young and the op
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from referee.bot import run
 
 BRIGHTS = {"pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix"}
 POETRY = {"pine-ribbon", "plum-ribbon", "cherry-ribbon"}
@@ -112,32 +114,12 @@ def choose(request: dict[str, Any]) -> dict[str, Any]:
     return max(legal, key=lambda a: _play_value(a, view, mine))
 
 
-def send(msg: dict[str, Any]) -> None:
-    """Write one message as a JSON line and flush it."""
-    sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
 def main(argv: list[str] | None = None) -> int:
     """Answer the referee until ``bye`` or the end of stdin."""
     parser = argparse.ArgumentParser(description="A koikoi/1 bot with a greedy capture heuristic.")
     parser.add_argument("--name", default="greedy", help="the name sent in hello")
     args = parser.parse_args(argv)
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:  # EOF: the referee is gone
-            return 0
-        msg = json.loads(line)
-        kind_ = msg.get("type")
-        if kind_ == "hello":
-            send({"type": "hello", "name": args.name, "version": "1.0", "protocol": "koikoi/1"})
-        elif kind_ == "request":
-            send({"type": "action", "id": msg["id"], "action": choose(msg)})
-        elif kind_ == "error":
-            print(f"referee error: {msg.get('message')}", file=sys.stderr)
-        elif kind_ == "bye":
-            return 0
-        # new_match and event need no answer
+    return run(choose, name=args.name, version="1.0")
 
 
 if __name__ == "__main__":

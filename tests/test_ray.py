@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_tournament_run import cli, referee
+from test_tournament_run import cli, referee, standings
 
 from referee.tournament import ray_backend
 from referee.tournament.config import TournamentError
@@ -286,7 +286,7 @@ def test_both_nodes_play_and_results_equal_the_local_backend(
     assert json.loads(out)["complete"] is True
     assert outcomes(ray_dir) == outcomes(local)
     assert len(outcomes(ray_dir)) == MATCHES
-    assert (ray_dir / "standings.csv").read_text() == (local / "standings.csv").read_text()
+    assert standings(ray_dir) == standings(local)
     assert sorted(p.name for p in (ray_dir / "replays").iterdir()) == sorted(
         p.name for p in (local / "replays").iterdir()
     )

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import dataclasses
 import logging
 import os
 import shutil
@@ -353,7 +354,8 @@ class RayRun:
         *,
         compress: bool = False,
     ) -> None:
-        self.config = config
+        # with a shipped working directory, relative bot paths are read in each node's copy of it
+        self.config = config if working_dir is None else dataclasses.replace(config, workdir=None)
         self.compress = compress
         self.root = root
         self.key = key

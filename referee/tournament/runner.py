@@ -72,6 +72,7 @@ def match_config(
         seat_times=None if times == (config.time, config.time) else times,
         replay_path=replay,
         replay_key=key,
+        names=spec.seats,
     )
 
 
