@@ -363,6 +363,8 @@ def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> 
     merge(*shards, "-o", tmp_path / "merged")
     assert standings(tmp_path / "merged") == standings(tmp_path / "whole")
     assert len(list((tmp_path / "merged" / "replays").glob("*.jsonl"))) == 12
+    home = (tmp_path / "merged" / "index.html").read_text()  # the merged folder's home page and match pages
+    assert "greedy" in home and len(list((tmp_path / "merged").glob("*/*.html"))) >= 12
 
     stdout, stderr = merge(shards[1], "--json", "--partial")
     assert "6 scheduled match(es) missing" in stderr and json.loads(stdout)["matches"] == 6

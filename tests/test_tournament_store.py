@@ -60,8 +60,10 @@ def test_compressed_replays_through_play_resume_and_merge(tmp_path: Path, bot: s
         assert replays and all(p.name.endswith(".jsonl.gz") for p in replays)
         assert all(verify(p).ok for p in replays)
     merge(tmp_path / "s1", tmp_path / "s2", "-o", tmp_path / "merged")
-    merged = sorted(p.name for p in (tmp_path / "merged" / "replays").iterdir())
+    merged = sorted(p.name for p in (tmp_path / "merged" / "replays").glob("*.jsonl*"))
     assert merged == sorted(p.name + ".gz" for p in (plain / "replays").iterdir())
+    pages = sorted((tmp_path / "merged" / "replays").glob("*.html"))  # drawn from the compressed replays
+    assert len(pages) == len(merged) and not any("No board to show" in p.read_text() for p in pages)
     assert standings(tmp_path / "merged") == standings(plain)
     assert len(find_replays(tmp_path / "merged")) == len(merged)
 

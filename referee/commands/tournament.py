@@ -227,6 +227,12 @@ def merge_cmd(
         bool,
         typer.Option("--partial", help="Merge even when shards or matches are missing (they are listed)."),
     ] = False,
+    html_pages: Annotated[
+        bool,
+        typer.Option(
+            "--html/--no-html", help="With -o, write the merged folder's index.html and a viewer page per match."
+        ),
+    ] = True,
 ) -> None:
     """Combine shard folders into one standings table.
 
@@ -237,7 +243,7 @@ def merge_cmd(
     from referee.tournament.launch import merge_folders
 
     try:
-        report = merge_folders(dirs, out, key, partial=partial)
+        report = merge_folders(dirs, out, key, partial=partial, html=html_pages)
     except RefereeError as exc:
         fail(str(exc))
     for w in report.warnings:

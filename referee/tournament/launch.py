@@ -347,13 +347,17 @@ class MergeReport:
         return to_json(self.result.standings, {"complete": not missing, "missing": missing})
 
 
-def merge_folders(dirs: list[Path], out: Path | None, key_path: Path | None, *, partial: bool = False) -> MergeReport:
+def merge_folders(
+    dirs: list[Path], out: Path | None, key_path: Path | None, *, partial: bool = False, html: bool = False
+) -> MergeReport:
     """Merge shard folders, checking (and signing the merged results with) the key when there is one; missing
-    shards or matches are an error unless ``partial``."""
+    shards or matches are an error unless ``partial``; with ``html`` and ``out``, the merged folder's pages."""
     key = signing_key(key_path, create=False)
     result = merge(dirs, out, key, partial=partial)
     warnings = [] if key is not None else [NO_KEY]
     warnings += [w for w in result.warnings if NO_KEY not in w]
+    if html and out is not None:
+        _write_pages(out, warnings.append)
     missing = result.missing
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")

@@ -24,7 +24,7 @@ from referee.tournament.config import TournamentError
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
 from referee.tournament.standings import Standings, compute, rating_history
-from referee.tournament.store import Store, write_atomic
+from referee.tournament.store import Store, existing_replay, replay_file, write_atomic
 
 HOME = "index.html"
 """The home page's file name in the tournament folder."""
@@ -53,7 +53,10 @@ def match_page(match_id: str) -> str:
 
 def _match_href(root: Path, match_id: str) -> str:
     page = match_page(match_id)
-    return quote(page if (root / page).exists() else f"replays/{match_id}.jsonl")
+    if (root / page).exists():
+        return quote(page)
+    replay = existing_replay(root, match_id)
+    return quote(page if replay is None else replay.relative_to(root).as_posix())
 
 
 def _leaderboard(st: Standings) -> str:
@@ -239,7 +242,7 @@ def write_match_pages(root: Path, records: Sequence[Record]) -> int:
             links.append((f"{ordered[k + 1].spec.match_id}.html", f"next: {ordered[k + 1].spec.match_id} »"))
         nav = nav_links(links)
         mid = rec.spec.match_id
-        replay, page = root / "replays" / f"{mid}.jsonl", root / match_page(mid)
+        replay, page = existing_replay(root, mid) or replay_file(root, mid), root / match_page(mid)
         try:
             write_html(replay, page, names=(rec.spec.seats[0], rec.spec.seats[1]), nav=nav)
             drawn += 1
