@@ -93,6 +93,14 @@ def test_two_copies_of_one_bot_are_told_apart_everywhere(site: tuple[Path, str])
         links = re.findall(r'href="([^"]+)\.html"', text.split('<nav id="links">', 1)[1].split("</nav>", 1)[0])
         assert links == ["../index", *ids[max(0, k - 1) : k], *ids[k + 1 : k + 2]]
         assert f'href="replays/{page.name}"' in home  # the home page links every match page
+    # the replay files record the tournament's names; the terminal replay and a single page show them
+    replay = out / "replays" / f"{ids[0]}.jsonl"
+    shown = referee("replay", "show", replay).stdout
+    assert "seat 1: candidate (hello: HelloGreedyX 1.0)" in shown
+    assert all("(hello: " in line for line in shown.splitlines() if HELLO in line)
+    single = out / "single.html"
+    referee("replay", "html", replay, "-o", single)
+    assert HELLO not in single.read_text() and "candidate" in single.read_text()
 
 
 def test_a_bot_that_never_says_hello_still_gets_a_match_page(tmp_path: Path) -> None:

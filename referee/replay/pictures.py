@@ -179,12 +179,7 @@ def build_steps(
     sim = Simulation(replay, key)
 
     def shown_names() -> list[str]:
-        if names is not None:
-            return list(names)
-        given = header.extra.get("names") if header is not None else None  # the event's names, when recorded
-        if isinstance(given, list) and len(given) == 2 and all(isinstance(n, str) for n in given):
-            return [given[0], given[1]]
-        return sim.names
+        return list(names) if names is not None else sim.shown_names
 
     header: Header | None = None
     result: Result | None = None

@@ -79,6 +79,15 @@ class Simulation:
         self._events_seen = 0
 
     @property
+    def shown_names(self) -> list[str]:
+        """The seats' names to show: the event's names when the header recorded them (a tournament's names for
+        its bots), else :attr:`names` (the names the bots gave in ``hello``)."""
+        given = self.header.extra.get("names") if self.header is not None else None
+        if isinstance(given, list) and len(given) == 2 and all(isinstance(n, str) for n in given):
+            return [given[0], given[1]]
+        return self.names
+
+    @property
     def lines(self) -> int:
         """The lines read and checked so far (every line of a file that verifies)."""
         return self._reader.lines

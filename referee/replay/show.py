@@ -89,7 +89,7 @@ def show(path: Path | str, seat: int | None = None, key: bytes | None = None) ->
     error: LineError | ReplayError | None = None
     try:
         for step in sim.steps():
-            out.extend(printable(line) for line in _render_step(step, seat, sim.names))
+            out.extend(printable(line) for line in _render_step(step, seat, sim.shown_names))
     except (LineError, ReplayError) as exc:
         error = exc
     report = report_of(sim, error, key is not None)
@@ -105,6 +105,8 @@ def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
         return [f"{head}, as seat {seat} saw it"]
     if isinstance(r, Hello):
         version = f" {r.version}" if r.version else ""
+        if names[r.seat] != r.name:  # a tournament's name for the bot first, then what it said in hello
+            return [f"seat {r.seat + 1}: {names[r.seat]} (hello: {r.name}{version})"]
         return [f"seat {r.seat + 1}: {r.name}{version}"]
     if isinstance(r, EventLine):
         assert step.event is not None
