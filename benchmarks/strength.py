@@ -3,12 +3,13 @@
 Run: ``.venv/bin/python benchmarks/strength.py [--rules R ...] [--opponents greedy random] [--ms 100 1000]
 [--pairs N] [--seed S] [--jobs J] [--out DIR]``. Each cell of the table is one tournament, run as::
 
-    nice -n 19 koikoi-referee tournament --bot "search=bots/search_bot.py --ms MS --stats" \\
+    koikoi-referee tournament --bot "search=bots/search_bot.py --ms MS --stats" \\
         --bot "OPP=bots/OPP_bot.py" --rules R --pairs N --seed S -j J --move-ms MOVE --no-html --out DIR/R-OPP-MS
 
 The search bot's ``--ms`` counts its own CPU time, so the figures do not depend much on what else the machine is
 doing; the tournament's clock is generous (``MOVE`` = the larger of 2000 ms and 10 times ``MS`` per decision, and
-the default bank), so that this cap, not the clock, ends each search (``--wall`` makes ``--ms`` count wall time).
+the default bank), so that this cap, not the clock, ends each search; no ``nice``: a search at the lowest priority
+on a busy machine would get so little CPU that the clock would end it (``--wall`` makes ``--ms`` count wall time).
 While a cell plays, the machine's 1-minute load average is read every 15 s; the mean and the largest go to
 ``load.json`` in its folder and into the table. A cell whose folder already holds a finished tournament is read,
 not played again, so ``--out`` keeps earlier runs and ``--report`` only prints the table of the folders found.
@@ -46,7 +47,7 @@ def command(rules: str, opponent: str, ms: int, pairs: int, seed: int, jobs: int
     """The tournament command of one cell."""
     flag = " --wall" if wall else ""
     return [
-        "nice", "-n", "19", str(EXE), "tournament",
+        str(EXE), "tournament",
         "--bot", f"search=bots/search_bot.py --ms {ms}{flag} --stats", "--bot", f"{opponent}={OPPONENTS[opponent]}",
         "--rules", rules, "--pairs", str(pairs), "--seed", str(seed), "-j", str(jobs), "--move-ms", str(move_ms(ms)),
         "--no-html", "--out", str(folder),

@@ -67,8 +67,8 @@ MOVE_SHARE = 0.5
 """Share of each decision's ``move_ms`` spent thinking."""
 BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
-BELIEF = 0.0
-"""Default share of the samples that assume the opponent never discarded while it could capture (``--belief``)."""
+BELIEF = 1.0
+"""Default share of the samples whose opponent hand agrees with the greedy heuristic's choices (``--belief``)."""
 
 # Card values for the rollout policy (a mask version of bots/greedy_bot.py's heuristic).
 _BRIGHTS = sum(1 << card(c) for c in ("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman",
@@ -359,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                         "request always bounds the wall time)")
     parser.add_argument("--stats", action="store_true", help="print each decision's samples and time to stderr")
     parser.add_argument("--belief", type=float, default=BELIEF,
-                        help=f"share of samples assuming the opponent captures when it can (default {BELIEF})")
+                        help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
+                        f"this round (default {BELIEF})")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats)
