@@ -1,28 +1,34 @@
 #!/usr/bin/env python3
 """A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
 
-Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--name NAME]`` (needs the ``referee``
-package: installed, or this file inside the repository). It speaks the protocol through :mod:`referee.bot`.
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--stats] [--name NAME]`` (needs the
+``referee`` package: installed, or this file inside the repository). It speaks the protocol through
+:mod:`referee.bot`.
 
 How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everything its seat was told this match
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
-time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) uniformly among
-the deals consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal
-action apply it and play the rest of the round with a fast greedy policy for both seats. Every action is tried on
-the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of the paired differences is
-no longer sampled; when one action is left the search ends early. The value of a finished round is the match
-outcome when the match is over (win 1, draw 1/2,
-loss 0), otherwise the chance of winning the match from the new scores, approximated by a normal law of the
-score difference over the rounds left. It plays the action with the best mean. The koi-koi decision is the same
-search: stopping scores the round now, koi-koi plays it out.
+time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
+consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
+it and play the rest of the round with a fast greedy policy for both seats. The samples assume (``--belief``, by
+default always) that the opponent plays like that greedy policy: a sampled hand must make each card the opponent
+played this round the policy's choice, or it is drawn again (after 64 tries the model is dropped for that
+sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
+errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
+of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
+of winning the match from the new scores, the rounds left and who deals, read from a table computed from the
+rules (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play,
+built at ``hello``). It plays the action with the best mean. The koi-koi decision is the same search: stopping
+scores the round now, koi-koi plays it out.
 
-Time. Each request carries ``move_ms`` and ``bank_ms``. The bot thinks for ``MOVE_SHARE`` of ``move_ms`` plus
-``BANK_SHARE`` of the bank left, never more than ``--ms`` (when given), and stops early when a new sample would
-not fit; a decision with one legal action is answered at once. As the extra time is a fixed share of what is left
-of the bank, the bank never runs out. With ``--cpu`` the ``--ms`` cap counts the process's CPU time instead of the
-wall clock (so that strength measured on a busy machine is the strength of an idle one); the request's clock
-still bounds the wall time. ``--seed`` fixes the sampling; the choices repeat exactly when
-``--playouts`` (samples per decision), not the clock, ends the search.
+Time. Each request carries ``move_ms`` and ``bank_ms``. The bot may use ``MOVE_SHARE`` of ``move_ms`` plus
+``BANK_SHARE`` of the bank left, in wall-clock time, and ``--ms`` caps its thinking in this process's CPU time
+(``--wall``: in wall-clock time); it stops at the first limit reached, when one more sample would not fit. A
+decision with one legal action is answered at once. As the extra time is a fixed share of what is left of the
+bank, the bank never runs out, however busy the machine. Counting ``--ms`` in CPU time makes the bot's strength
+the same on a busy machine as on an idle one, as long as the machine gives it enough CPU to stay within the
+clock's share. ``--stats`` prints each decision's samples, rollouts, wall and CPU milliseconds to stderr.
+``--seed`` fixes the sampling; the choices repeat exactly when ``--playouts`` (samples per decision), not the
+clock, ends the search.
 """
 
 from __future__ import annotations
