@@ -12,19 +12,8 @@ from typing import Any
 
 import pytest
 
-from referee.engine import (
-    PRESETS,
-    Deal,
-    Phase,
-    State,
-    apply,
-    ids_of,
-    legal_actions,
-    new_match,
-    rules_from_dict,
-    score,
-    shuffled_deal,
-)
+from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,3 +216,4 @@ def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
     if preset.end_when_broke and preset.transfer_points:  # koikoi-japan: 30 points each; 0 left loses the match
         assert odds.value(-2 * preset.starting_points, preset.rounds, True) == 0.0
         assert odds.value(2 * preset.starting_points, preset.rounds, False) == 1.0
+
