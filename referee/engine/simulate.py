@@ -10,6 +10,10 @@ same root, in any order::
 
 In the compiled build the whole playout loop runs in C, without the interpreter between steps, and no step builds
 event objects that nobody reads.
+
+A search that stops at the end of a round needs the value of the match from there: :func:`round_outcomes` counts
+what rounds played by a policy do, and :class:`MatchOdds` turns those counts and the rules into each player's
+chance to win, by the lead, the rounds left and who deals.
 """
 
 from __future__ import annotations
@@ -74,14 +78,15 @@ class MatchOdds:
         if total <= 0:
             raise ValueError("no round outcomes")
         moves = [(delta, keep, n / total) for (delta, keep), n in sorted(outcomes.items())]
-        self.broke = rules.end_when_broke and rules.transfer_points and rules.starting_points > 0
+        self.broke = rules.end_when_broke and rules.transfer_points and 0 < rules.starting_points <= 500
         widest = max(abs(delta) for delta, _, _ in moves)
-        self.bound = 2 * rules.starting_points if self.broke else min(widest * rules.rounds + 1, 2001)
+        levels = min(rules.rounds, 64)
+        self.bound = 2 * rules.starting_points if self.broke else min(widest * levels + 1, 1001)
         self.rounds = rules.rounds
         size = 2 * self.bound + 1
         end = [1.0 if d > 0 else 0.0 if d < 0 else tie for d in range(-self.bound, self.bound + 1)]
         self.table: list[tuple[list[float], list[float]]] = [(end, end)]  # [left][dealing][lead + bound]
-        for _ in range(min(rules.rounds, 64)):
+        for _ in range(levels):
             after = self.table[-1]
             now: tuple[list[float], list[float]] = ([0.0] * size, [0.0] * size)
             for dealing in (0, 1):
