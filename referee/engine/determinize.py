@@ -12,9 +12,11 @@ equals the seat's real view.
 
 The samples are uniform among the deals consistent with what the seat saw and with the rules (no misdeal, the hand
 yaku announced and no other, and under ``must_match_from_hand`` no unseen card of a month the opponent could have
-matched when it discarded); they are not weighted by how likely the opponent's own choices were, except that
-``captures=True`` adds a model of the opponent: it never discarded while it held a card that could capture. Earlier
-rounds matter only through their public results, which the replay reproduces whatever the sample.
+matched when it discarded); they are not weighted by how likely the opponent's own choices were, except through
+a model of the opponent: ``captures=True`` assumes it never discarded while it held a card that could capture, and
+``model=policy`` keeps only hands with which ``policy`` would have played each card the opponent played this round
+(rejection sampling, dropped for a decision when no hand agrees). Earlier rounds matter only through their public
+results, which the replay reproduces whatever the sample.
 
 Standard library only, no I/O.
 """
