@@ -1,28 +1,34 @@
 #!/usr/bin/env python3
 """A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
 
-Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--name NAME]`` (needs the ``referee``
-package: installed, or this file inside the repository). It speaks the protocol through :mod:`referee.bot`.
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--stats] [--name NAME]`` (needs the
+``referee`` package: installed, or this file inside the repository). It speaks the protocol through
+:mod:`referee.bot`.
 
 How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everything its seat was told this match
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
-time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) uniformly among
-the deals consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal
-action apply it and play the rest of the round with a fast greedy policy for both seats. Every action is tried on
-the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of the paired differences is
-no longer sampled; when one action is left the search ends early. The value of a finished round is the match
-outcome when the match is over (win 1, draw 1/2,
-loss 0), otherwise the chance of winning the match from the new scores, approximated by a normal law of the
-score difference over the rounds left. It plays the action with the best mean. The koi-koi decision is the same
-search: stopping scores the round now, koi-koi plays it out.
+time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
+consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
+it and play the rest of the round with a fast greedy policy for both seats. The samples assume (``--belief``, by
+default always) that the opponent plays like that greedy policy: a sampled hand must make each card the opponent
+played this round the policy's choice, or it is drawn again (after 64 tries the model is dropped for that
+sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
+errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
+of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
+of winning the match from the new scores, the rounds left and who deals, read from a table computed from the
+rules (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play,
+built at ``hello``). It plays the action with the best mean. The koi-koi decision is the same search: stopping
+scores the round now, koi-koi plays it out.
 
-Time. Each request carries ``move_ms`` and ``bank_ms``. The bot thinks for ``MOVE_SHARE`` of ``move_ms`` plus
-``BANK_SHARE`` of the bank left, never more than ``--ms`` (when given), and stops early when a new sample would
-not fit; a decision with one legal action is answered at once. As the extra time is a fixed share of what is left
-of the bank, the bank never runs out. With ``--cpu`` the ``--ms`` cap counts the process's CPU time instead of the
-wall clock (so that strength measured on a busy machine is the strength of an idle one); the request's clock
-still bounds the wall time. ``--seed`` fixes the sampling; the choices repeat exactly when
-``--playouts`` (samples per decision), not the clock, ends the search.
+Time. Each request carries ``move_ms`` and ``bank_ms``. The bot may use ``MOVE_SHARE`` of ``move_ms`` plus
+``BANK_SHARE`` of the bank left, in wall-clock time, and ``--ms`` caps its thinking in this process's CPU time
+(``--wall``: in wall-clock time); it stops at the first limit reached, when one more sample would not fit. A
+decision with one legal action is answered at once. As the extra time is a fixed share of what is left of the
+bank, the bank never runs out, however busy the machine. Counting ``--ms`` in CPU time makes the bot's strength
+the same on a busy machine as on an idle one, as long as the machine gives it enough CPU to stay within the
+clock's share. ``--stats`` prints each decision's samples, rollouts, wall and CPU milliseconds to stderr.
+``--seed`` fixes the sampling; the choices repeat exactly when ``--playouts`` (samples per decision), not the
+clock, ends the search.
 """
 
 from __future__ import annotations
@@ -59,16 +65,16 @@ from referee.engine import (
 )
 from referee.engine.cards import KINDS
 from referee.engine.determinize import Record, determinize
+from referee.engine.rules import TieBreak
+from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
 
 MOVE_SHARE = 0.5
 """Share of each decision's ``move_ms`` spent thinking."""
 BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
-BELIEF = 0.0
-"""Default share of the samples that assume the opponent never discarded while it could capture (``--belief``)."""
-SIGMA = {"guide": 6.5, "cardavia": 4.5, "koikoi-japan": 8.0}
-"""Spread (standard deviation) of the change of the score difference in one round, per preset (from self-play)."""
+BELIEF = 1.0
+"""Default share of the samples whose opponent hand agrees with the greedy heuristic's choices (``--belief``)."""
 
 # Card values for the rollout policy (a mask version of bots/greedy_bot.py's heuristic).
 _BRIGHTS = sum(1 << card(c) for c in ("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman",
@@ -150,24 +156,45 @@ def _koikoi_wanted(state: State, p: int) -> bool:
     return not ((opp & _BRIGHTS).bit_count() >= 2 or opp.bit_count() >= 10)
 
 
-def outcome(state: State, me: int, sigma: float) -> float:
-    """The value for seat ``me`` of a state between rounds: the match result, or the estimated chance to win."""
+def greedy_model(state: State) -> Action:
+    """The greedy heuristic's choice at ``state``: the model of the opponent when sampling its hand."""
+    return greedy_action(state, legal_actions(state))
+
+
+ODDS_ROUNDS = 2000
+"""Rounds of greedy self-play that measure the distribution of round results behind the match value table."""
+_OUTCOMES: dict[str, dict[RoundOutcome, int]] = {}
+_ODDS: dict[tuple[str, float], MatchOdds] = {}
+
+
+def match_odds(rules: Rules, tie: float) -> MatchOdds:
+    """The match value table of ``rules`` (cached): round results of greedy self-play, then dynamic programming."""
+    key = repr(sorted(rules.to_dict().items()))
+    if key not in _OUTCOMES:
+        _OUTCOMES[key] = round_outcomes(rules, greedy_model, ODDS_ROUNDS, 1)
+    if (key, tie) not in _ODDS:
+        _ODDS[key, tie] = MatchOdds(rules, _OUTCOMES[key], tie)
+    return _ODDS[key, tie]
+
+
+def outcome(state: State, me: int, odds: MatchOdds) -> float:
+    """The value for seat ``me`` of a state between rounds: the match result, or its chance to win (``odds``),
+    plus a tiny share of the lead so that more points are better when the chance does not move."""
     a, b = state.scores[me], state.scores[1 - me]
     if state.is_over:
         w = state.winner
         return 0.5 if w is None else (1.0 if w == me else 0.0)
     left = state.rules.rounds - state.round + 1
-    z = (a - b) / (sigma * math.sqrt(left))
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0))) + 0.0005 * (a - b)
+    return odds.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
 
 
-def rollout(state: State, me: int, sigma: float) -> float:
+def rollout(state: State, me: int, odds: MatchOdds) -> float:
     """Play the round to its end with :func:`greedy_action` for both seats and value the result for ``me``."""
     start = state.round
     while not state.is_over and state.round == start:
         legal = legal_actions(state)
-        state = apply(state, legal[0] if len(legal) == 1 else greedy_action(state, legal))
-    return outcome(state, me, sigma)
+        state = apply(state, legal[0] if len(legal) == 1 else greedy_action(state, legal), record=False)
+    return outcome(state, me, odds)
 
 
 def wire(action: Action) -> dict[str, Any]:
@@ -227,9 +254,16 @@ class Searcher:
     """The bot's memory of the current match and its search."""
 
     def __init__(
-        self, ms: int | None, playouts: int | None, seed: int, belief: float = BELIEF, cpu: bool = False
+        self,
+        ms: int | None,
+        playouts: int | None,
+        seed: int,
+        belief: float = BELIEF,
+        wall: bool = False,
+        stats: bool = False,
     ) -> None:
-        self.ms, self.playouts, self.seed, self.belief, self.cpu = ms, playouts, seed, belief, cpu
+        self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
+        self.stats = stats
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
@@ -240,15 +274,17 @@ class Searcher:
             rules = dict(msg["rules"])
             self.rules = rules_from_dict(rules, source="hello")
             self.record = Record(self.rules, int(msg["seat"]) - 1)
+            match_odds(self.rules, 0.5)  # the table now, while the clock allows (startup)
             self.match += 1
         elif self.record is not None:
             self.record.add(seat_event_from_json(msg))
 
     def budget_s(self, request: Message) -> float:
-        """Seconds to think on ``request``: a share of its move time and bank, capped by ``--ms`` (unless ``--cpu``)."""
+        """Wall-clock seconds to think on ``request``: a share of its move time and bank (capped by ``--ms`` only
+        with ``--wall``; otherwise ``--ms`` counts CPU time, in the search loop)."""
         t = request.get("time") or {}
         ms = MOVE_SHARE * float(t.get("move_ms", 1000)) + BANK_SHARE * float(t.get("bank_ms", 0))
-        if self.ms is not None and not self.cpu:
+        if self.ms is not None and self.wall:
             ms = min(ms, float(self.ms))
         return max(ms, 1.0) / 1000.0
 
@@ -263,6 +299,12 @@ class Searcher:
             print(f"search: {type(exc).__name__}: {exc}; playing the greedy heuristic", file=sys.stderr)
             return fallback(request)
 
+    def sample(self, record: Record, rng: random.Random) -> State:
+        """One determinization; a share ``belief`` of them assumes the opponent plays like the greedy heuristic."""
+        if rng.random() < self.belief:
+            return determinize(record, rng, captures=True, model=greedy_model)
+        return determinize(record, rng)
+
     def search(self, request: Message) -> Message:
         """The best mean value over determinized rollouts."""
         started = time.perf_counter()
@@ -271,40 +313,44 @@ class Searcher:
             raise RuntimeError("a request before hello")
         record = self.record
         me = record.seat
-        sigma = SIGMA.get(self.rules.name, 7.0)
+        first = record.first_dealer
+        tie = 0.5 if self.rules.tie_break is TieBreak.DRAW else float(first == me)
+        odds = match_odds(self.rules, tie)
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
-        cpu_deadline = time.process_time() + self.ms / 1000.0 if self.cpu and self.ms is not None else math.inf
-        state = determinize(record, rng, captures=rng.random() < self.belief)
+        cpu_deadline = time.process_time() + self.ms / 1000.0 if self.ms is not None and not self.wall else math.inf
+        state = self.sample(record, rng)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
             raise RuntimeError("the rebuilt state's legal actions differ from the request's")
         values: list[list[float]] = [[] for _ in actions]
         alive = list(range(len(actions)))
-        samples = 0
+        samples = rollouts = 0
+        cpu_started = last_cpu = time.process_time()
+        last = time.perf_counter()
         while True:
-            t0, c0 = time.perf_counter(), time.process_time()
             for i in alive:
-                values[i].append(rollout(apply(state, actions[i]), me, sigma))
+                values[i].append(rollout(apply(state, actions[i], record=False), me, odds))
             samples += 1
-            now = time.perf_counter()
+            rollouts += len(alive)
             if samples in PRUNE_AT and len(alive) > 1:
                 alive = prune(values, alive)
                 if len(alive) == 1:
                     break  # the others are clearly worse: the rest of the budget would not change the choice
             if self.playouts is not None and samples >= self.playouts:
                 break
-            if now + (now - t0) > deadline:
-                break
-            c1 = time.process_time()
-            if c1 + (c1 - c0) > cpu_deadline:
-                break
-            state = determinize(record, rng, captures=rng.random() < self.belief)
+            now, cpu = time.perf_counter(), time.process_time()
+            if now + (now - last) > deadline or cpu + (cpu - last_cpu) > cpu_deadline:
+                break  # one more sample (as long as the last one) would not fit
+            last, last_cpu = now, cpu
+            state = self.sample(record, rng)
         best = max(alive, key=lambda i: sum(values[i]))
-        print(f"search: {samples} samples, {len(alive)} of {len(actions)} actions left, "
-              f"{1000 * (time.perf_counter() - started):.0f} ms, {actions[best]} {sum(values[best]) / samples:.3f}",
-              file=sys.stderr)  # fmt: skip
+        if self.stats:
+            print(f"search: {samples} samples, {rollouts} rollouts, {len(alive)} of {len(actions)} actions left, "
+                  f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
+                  f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, "
+                  f"{actions[best]} {sum(values[best]) / samples:.3f}", file=sys.stderr)  # fmt: skip
         return answers[best]
 
 
@@ -314,14 +360,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ms", type=int, default=None, help="cap on thinking time per decision (milliseconds)")
     parser.add_argument("--playouts", type=int, default=None, help="samples per decision (repeatable with --seed)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
-    parser.add_argument("--cpu", action="store_true",
-                        help="count --ms in CPU time of this process (for benchmarks on a busy machine); the clock "
-                        "of the request still bounds the wall time")
+    parser.add_argument("--wall", action="store_true",
+                        help="count --ms in wall-clock time (default: in this process's CPU time; the clock of the "
+                        "request always bounds the wall time)")
+    parser.add_argument("--stats", action="store_true", help="print each decision's samples and time to stderr")
     parser.add_argument("--belief", type=float, default=BELIEF,
-                        help=f"share of samples assuming the opponent captures when it can (default {BELIEF})")
+                        help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
+                        f"this round (default {BELIEF})")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.cpu)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

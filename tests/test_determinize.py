@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from referee.engine import (
     PRESETS,
+    Action,
     Deal,
     Event,
     HandYakuMade,
@@ -149,3 +150,41 @@ def test_nothing_to_rebuild_before_a_deal() -> None:
         determinize(Record(PRESETS["guide"], 0), random.Random(0))
     with pytest.raises(ValueError):
         Record(PRESETS["guide"], 2)
+
+
+def test_a_model_of_the_opponent_keeps_the_hands_where_it_would_have_played_as_seen() -> None:
+    # The opponent always plays its lowest card (legal[0]); with that model, every sample that agrees holds only
+    # cards above each card the opponent played this round.
+    def lowest(state: State) -> Action:
+        return legal_actions(state)[0]
+
+    rules = PRESETS["koikoi-japan"]
+    checked = 0
+    for seed in range(30):
+        state = new_match(rules, seed, first_dealer=0)
+        record = Record(rules, 1)
+        rng = random.Random(seed)
+
+        def feed(s: State, record: Record = record) -> None:
+            for event in s.events:
+                record.add(visible_event(event, 1))
+
+        feed(state)
+        played: list[int] = []
+        while state.round == 1 and not state.is_over:
+            if state.to_move == 1 and state.phase is Phase.PLAY and len(played) >= 2:
+                break
+            legal = legal_actions(state)
+            action = legal[0] if state.to_move == 0 else rng.choice(legal)
+            if state.to_move == 0 and state.phase is Phase.PLAY:
+                played.append(action.card)
+            state = apply(state, action)
+            feed(state)
+        if state.round != 1 or state.is_over:
+            continue
+        rebuilt = determinize(record, random.Random(seed), model=lowest, tries=100_000)
+        assert observe(rebuilt, 1) == observe(state, 1)
+        held = rebuilt.hands[0]
+        assert all(c > max(played) for c in range(48) if held >> c & 1)
+        checked += 1
+    assert checked > 10

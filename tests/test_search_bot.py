@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine.rules import rules_from_dict
+from referee.engine.simulate import MatchOdds
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "bots" / "search_bot.py"
@@ -70,16 +72,16 @@ def test_the_thinking_budget_follows_the_clock_and_the_cap() -> None:
     assert search_bot.Searcher(None, None, 0).budget_s(request) == pytest.approx(
         (search_bot.MOVE_SHARE * 1000 + search_bot.BANK_SHARE * 30000) / 1000
     )
-    assert search_bot.Searcher(100, None, 0).budget_s(request) == pytest.approx(0.1)
+    assert search_bot.Searcher(100, None, 0, wall=True).budget_s(request) == pytest.approx(0.1)
     assert search_bot.Searcher(None, None, 0).budget_s({"time": {"move_ms": 0, "bank_ms": 0}}) > 0
-    # --cpu: the cap counts CPU time, checked in the search loop; the wall budget is the clock's alone
-    assert search_bot.Searcher(100, None, 0, cpu=True).budget_s(request) == pytest.approx(1.1)
+    # by default --ms counts CPU time, checked in the search loop; the wall budget is the clock's share alone
+    assert search_bot.Searcher(100, None, 0).budget_s(request) == pytest.approx(1.1)
 
 
 def test_a_cpu_capped_search_stops() -> None:
     rules = PRESETS["koikoi-japan"]
     state = new_match(rules, 2, first_dealer=0)
-    searcher = search_bot.Searcher(30, None, 0, cpu=True)
+    searcher = search_bot.Searcher(30, None, 0)
     searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
     for event in state.events:
         searcher.observe({"type": "event", **seat_event(event, 0)})
@@ -185,3 +187,33 @@ def test_the_rollout_policy_is_the_greedy_bot(rules: str) -> None:
             checked += 1
             state = apply(state, rng.choice(legal))
     assert checked > 50
+
+
+def test_the_match_odds_follow_from_the_rules_and_the_round_results() -> None:
+    # One kind of round: the dealer gains 1 point of lead and deals again. Over two rounds the dealer is sure to
+    # gain 2; the other player is then behind unless it led by more than 2.
+    rules = rules_from_dict({"base": "guide", "rounds": 2})
+    odds = MatchOdds(rules, {(1, True): 5}, tie=0.5)
+    assert odds.value(0, 0, True) == 0.5 and odds.value(1, 0, False) == 1.0 and odds.value(-1, 0, True) == 0.0
+    assert odds.value(-2, 2, True) == 0.5  # a tie at the end
+    assert odds.value(2, 2, False) == 0.5 and odds.value(3, 2, False) == 1.0 and odds.value(-1, 2, True) == 1.0
+    assert odds.value(1, 1, False) == 0.5 and odds.value(0, 1, True) == 1.0
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
+    preset = PRESETS[rules]
+    odds = search_bot.match_odds(preset, 0.5)
+    leads = range(-40, 41)
+    for left in range(preset.rounds + 1):
+        for dealing in (False, True):
+            values = [odds.value(d, left, dealing) for d in leads]
+            assert all(0.0 <= v <= 1.0 for v in values)
+            assert values == sorted(values)  # a bigger lead is never worse
+            # what one player wins the other loses: the two views of the same situation add up to 1
+            assert all(odds.value(d, left, dealing) + odds.value(-d, left, not dealing) == pytest.approx(1.0)
+                       for d in leads)  # fmt: skip
+    if preset.end_when_broke and preset.transfer_points:  # koikoi-japan: 30 points each; 0 left loses the match
+        assert odds.value(-2 * preset.starting_points, preset.rounds, True) == 0.0
+        assert odds.value(2 * preset.starting_points, preset.rounds, False) == 1.0
+

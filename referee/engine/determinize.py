@@ -12,9 +12,11 @@ equals the seat's real view.
 
 The samples are uniform among the deals consistent with what the seat saw and with the rules (no misdeal, the hand
 yaku announced and no other, and under ``must_match_from_hand`` no unseen card of a month the opponent could have
-matched when it discarded); they are not weighted by how likely the opponent's own choices were, except that
-``captures=True`` adds a model of the opponent: it never discarded while it held a card that could capture. Earlier
-rounds matter only through their public results, which the replay reproduces whatever the sample.
+matched when it discarded); they are not weighted by how likely the opponent's own choices were, except through
+a model of the opponent: ``captures=True`` assumes it never discarded while it held a card that could capture, and
+``model=policy`` keeps only hands with which ``policy`` would have played each card the opponent played this round
+(rejection sampling, dropped for a decision when no hand agrees). Earlier rounds matter only through their public
+results, which the replay reproduces whatever the sample.
 
 Standard library only, no I/O.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, mask_of
@@ -39,7 +42,7 @@ from referee.engine.events import (
     SeatRoundStart,
 )
 from referee.engine.rules import CaptureThree, Rules
-from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Deal, State, apply, hand_yaku, new_match
+from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Deal, Phase, State, apply, hand_yaku, new_match
 
 _ALL: Mask = (1 << 48) - 1
 _TRIES = 10_000  # rejection-sampling attempts before giving up on a deal
@@ -220,11 +223,24 @@ def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[
     return [c for m in rng.sample(pairs, 4) for c in rng.sample(by_month[m], 2)]
 
 
-def determinize(record: Record, rng: random.Random, *, captures: bool = False) -> State:
+def determinize(
+    record: Record,
+    rng: random.Random,
+    *,
+    captures: bool = False,
+    model: Callable[[State], Action] | None = None,
+    tries: int = 64,
+) -> State:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
     ``captures``: also assume that the opponent never discarded while it held a card that could capture (a model
     of the opponent, not a rule: it is dropped for a round where no hand would agree with it).
+
+    ``model``: a policy the opponent is assumed to follow (it gets the full state and returns an action). The
+    current round's deal is sampled again, up to ``tries`` times, until each card the opponent chose to play this
+    round is the model's choice at the rebuilt state; when no sample agrees, the last one is returned (the model is
+    dropped for this decision). Only the opponent's plays from its hand are checked: its other choices depend on
+    nothing hidden. The samples that agree are uniform among the deals that agree.
 
     Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
     when no round is being played or the events cannot come from any deal.
@@ -233,13 +249,38 @@ def determinize(record: Record, rng: random.Random, *, captures: bool = False) -
         raise DeterminizeError("no round is being played")
     rules, seat = record.rules, record.seat
     deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
-    state = new_match(rules, seed=rng.getrandbits(62), deals=deals, first_dealer=record.first_dealer)
-    for r in record.rounds:
-        for action in r.actions:
-            try:
-                state = apply(state, action)
-            except EngineError as exc:
-                raise DeterminizeError(f"the events do not replay: {exc}") from None
+    seed = rng.getrandbits(62)
+    state = _replay(record, deals, seed, model)
+    attempt = 1
+    while state is None:
+        if attempt >= tries:
+            state = _replay(record, deals, seed, None)
+            assert state is not None
+            break
+        deals[-1] = _sample_deal(rules, seat, record.rounds[-1], rng, captures)
+        state = _replay(record, deals, seed, model)
+        attempt += 1
     if state.round != len(record.rounds) or state.is_over:
         raise DeterminizeError("the replay does not reach the current round")
+    return state
+
+
+def _replay(record: Record, deals: list[Deal], seed: int, model: Callable[[State], Action] | None) -> State | None:
+    """The match replayed on ``deals`` (no events built), or None when the opponent's plays this round are not
+    ``model``'s choices."""
+    assert record.first_dealer is not None
+    state = new_match(record.rules, seed=seed, deals=deals, first_dealer=record.first_dealer)
+    last = len(record.rounds) - 1
+    opponent = 1 - record.seat
+    for i, r in enumerate(record.rounds):
+        check = model is not None and i == last
+        for action in r.actions:
+            if check and state.to_move == opponent and state.phase is Phase.PLAY:
+                assert model is not None
+                if model(state) != action:
+                    return None
+            try:
+                state = apply(state, action, record=False)
+            except EngineError as exc:
+                raise DeterminizeError(f"the events do not replay: {exc}") from None
     return state

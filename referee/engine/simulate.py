@@ -10,14 +10,20 @@ same root, in any order::
 
 In the compiled build the whole playout loop runs in C, without the interpreter between steps, and no step builds
 event objects that nobody reads.
+
+A search that stops at the end of a round needs the value of the match from there: :func:`round_outcomes` counts
+what rounds played by a policy do, and :class:`MatchOdds` turns those counts and the rules into each player's
+chance to win, by the lead, the rounds left and who deals.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Final
 
-from referee.engine.state import Phase, State, apply, legal_actions
+from referee.engine.rules import Rules
+from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match
 
 _OVER: Final = Phase.MATCH_OVER
 
@@ -33,3 +39,78 @@ def random_playout(state: State, rng: random.Random) -> tuple[State, int]:
         state = apply(state, legal[int(rng.random() * len(legal))], record=False)
         steps += 1
     return state, steps
+
+
+RoundOutcome = tuple[int, bool]
+"""What one round did, seen from its dealer: the change of the dealer's lead (its score minus the other's) and
+whether the dealer deals the next round too."""
+
+
+def round_outcomes(
+    rules: Rules, policy: Callable[[State], Action], rounds: int, seed: int
+) -> dict[RoundOutcome, int]:
+    """How often each :data:`RoundOutcome` happens when ``policy`` plays both seats: ``rounds`` first rounds of
+    matches seeded from ``seed`` (deterministic), counted. The raw material of :class:`MatchOdds`."""
+    counts: dict[RoundOutcome, int] = {}
+    for k in range(rounds):
+        state = new_match(rules, seed * 1_000_003 + k)
+        dealer, start = state.dealer, state.round
+        lead = state.scores[dealer] - state.scores[1 - dealer]
+        while not state.is_over and state.round == start:
+            legal = legal_actions(state)
+            state = apply(state, legal[0] if len(legal) == 1 else policy(state), record=False)
+        key = (state.scores[dealer] - state.scores[1 - dealer] - lead, state.dealer == dealer)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+class MatchOdds:
+    """The value of the match to a player between two rounds: its chance to win plus half its chance to draw.
+
+    Computed from the rules (rounds, the points each starts with, whether round points pass between the players and
+    a player with none left loses, ties) and a distribution of :data:`RoundOutcome` (as :func:`round_outcomes`
+    counts them), assumed the same for every round, by dynamic programming over the lead and the rounds left.
+    ``tie``: the value of a tie at the end (1/2 for a draw; 1 or 0 when the first dealer wins ties).
+    """
+
+    def __init__(self, rules: Rules, outcomes: dict[RoundOutcome, int], tie: float) -> None:
+        total = sum(outcomes.values())
+        if total <= 0:
+            raise ValueError("no round outcomes")
+        moves = [(delta, keep, n / total) for (delta, keep), n in sorted(outcomes.items())]
+        self.broke = rules.end_when_broke and rules.transfer_points and 0 < rules.starting_points <= 500
+        widest = max(abs(delta) for delta, _, _ in moves)
+        levels = min(rules.rounds, 64)
+        self.bound = 2 * rules.starting_points if self.broke else min(widest * levels + 1, 1001)
+        self.rounds = rules.rounds
+        size = 2 * self.bound + 1
+        end = [1.0 if d > 0 else 0.0 if d < 0 else tie for d in range(-self.bound, self.bound + 1)]
+        self.table: list[tuple[list[float], list[float]]] = [(end, end)]  # [left][dealing][lead + bound]
+        for _ in range(levels):
+            after = self.table[-1]
+            now: tuple[list[float], list[float]] = ([0.0] * size, [0.0] * size)
+            for dealing in (0, 1):
+                row = now[dealing]
+                sign = 1 if dealing else -1  # outcomes are the dealer's: a lead change of -delta for the other
+                for i in range(size):
+                    d = i - self.bound
+                    v = 0.0
+                    for delta, keep, p in moves:
+                        v += p * self._after(after, d + sign * delta, dealing == int(keep))
+                    row[i] = v
+            self.table.append(now)
+
+    def _after(self, after: tuple[list[float], list[float]], lead: int, dealing: bool) -> float:
+        if lead >= self.bound:
+            return 1.0 if self.broke else after[int(dealing)][-1]
+        if lead <= -self.bound:
+            return 0.0 if self.broke else after[int(dealing)][0]
+        return after[int(dealing)][lead + self.bound]
+
+    def value(self, lead: int, left: int, dealing: bool) -> float:
+        """The value with ``lead`` (my score minus the other's), ``left`` rounds still to play, and whether I deal
+        the next one. Beyond 64 rounds left, the value at 64."""
+        if self.broke and abs(lead) >= self.bound:
+            return 1.0 if lead > 0 else 0.0
+        row = self.table[max(0, min(left, len(self.table) - 1))][int(dealing)]
+        return row[max(0, min(lead + self.bound, len(row) - 1))]
