@@ -27,11 +27,13 @@ def html_cmd(
     ] = None,
 ) -> None:
     """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html."""
+    from referee.tournament.pages import is_tournament, write_site  # a tournament's folder: its own pages
+
     try:
         if path.is_dir():
             if out is not None:
                 fail("--out applies to a replay file; a folder gets pages next to its replays and index.html")
-            index = write_index(path)
+            index = write_site(path) if is_tournament(path) else write_index(path)
             typer.echo(f"wrote {index}")
             return
         if not path.is_file():

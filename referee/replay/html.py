@@ -26,9 +26,6 @@ __all__ = [
     "result_text", "write_html", "write_index",
 ]  # fmt: skip
 
-TOURNAMENT_DESCRIPTION = "tournament.json"
-"""A folder holding this file is a tournament's: :func:`write_index` writes its pages."""
-
 REPLAY_FORMAT = FORMAT
 """The format a file's first line must name to be listed by :func:`find_replays`."""
 
@@ -120,16 +117,11 @@ def write_index(folder: Path) -> Path:
     """Write a page per replay under ``folder`` (next to it, as ``.html``) and ``folder/index.html``
     linking them.
 
-    A replay that cannot be shown is listed with its error instead of a link. A tournament's folder gets the
-    tournament's pages instead (:func:`referee.tournament.pages.write_site`): its home page and a page per
-    match, under the tournament's names for its bots.
+    A replay that cannot be shown is listed with its error instead of a link. (A tournament's folder has pages
+    of its own: :func:`referee.tournament.pages.write_site`.)
     """
     if not folder.is_dir():
         raise ViewerError(f"{folder}: not a folder")
-    if (folder / TOURNAMENT_DESCRIPTION).is_file():
-        from referee.tournament.pages import write_site  # the tournament layer, above this one, when present
-
-        return write_site(folder)
     rows: list[str] = []
     for replay in find_replays(folder):
         rel = replay.relative_to(folder).as_posix()

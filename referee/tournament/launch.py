@@ -320,10 +320,11 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
 
 def _write_pages(root: Path, warn: Callable[[str], None]) -> Path | None:
     """The viewer pages and index of a tournament folder; a failure is a warning (the results are kept)."""
-    from referee.replay.html import ViewerError, write_index
+    from referee.replay.html import ViewerError
+    from referee.tournament.pages import write_site
 
     try:
-        return write_index(root)
+        return write_site(root)
     except ViewerError as exc:
         warn(f"no viewer pages: {exc}")
         return None

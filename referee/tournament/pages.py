@@ -24,7 +24,7 @@ from referee.tournament.config import TournamentError
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
 from referee.tournament.standings import Standings, compute, rating_history
-from referee.tournament.store import Store, existing_replay, replay_file, write_atomic
+from referee.tournament.store import DESCRIPTION, Store, existing_replay, replay_file, write_atomic
 
 HOME = "index.html"
 """The home page's file name in the tournament folder."""
@@ -252,6 +252,11 @@ def write_match_pages(root: Path, records: Sequence[Record]) -> int:
             except OSError as err:
                 raise ViewerError(f"{page}: cannot write: {err}") from None
     return drawn
+
+
+def is_tournament(folder: Path) -> bool:
+    """Whether ``folder`` is a tournament's output folder (it holds the tournament's description)."""
+    return (folder / DESCRIPTION).is_file()
 
 
 def write_site(root: Path) -> Path:
