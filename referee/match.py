@@ -81,6 +81,11 @@ class MatchConfig:
     replay_key: bytes | None = field(default=None, repr=False)  # signs the replay (referee.signing); None: unsigned
     names: tuple[str, str] | None = None  # the seats' names in the event (a tournament's), in the replay header
 
+    @property
+    def clocks(self) -> tuple[TimeControl, TimeControl]:
+        """Each engine seat's time control: :attr:`seat_times`, else :attr:`time` for both."""
+        return self.seat_times or (self.time, self.time)
+
 
 class MatchInterrupted(RefereeError):
     """The referee was told to stop (SIGTERM) in the middle of a match; every bot was killed."""
@@ -107,7 +112,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     :func:`run_match` for the helper that closes them).
     """
     rules, tc = config.rules, config.time
-    clocks = config.seat_times or (tc, tc)  # each seat's time control
+    clocks = config.clocks
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
     round_ends: list[dict[str, Any]] = []
@@ -192,8 +197,7 @@ def _seat_stats(
 
     def one(i: int) -> SeatStats:
         seat = seats[i]
-        peak = seat.process.peak_memory if isinstance(seat, BotSeat) else 0
-        return SeatStats.of_times(times[i], max(bank[i], 0.0) if seat.timed else None, peak)
+        return SeatStats.of_times(times[i], max(bank[i], 0.0) if seat.timed else None, seat.peak_memory)
 
     return one(0), one(1)
 
@@ -203,7 +207,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
 
     async def open_seat(i: int) -> None:
         seat = seats[i]
-        tc = config.seat_times[i] if config.seat_times else config.time
+        tc = config.clocks[i]
         if seat.started:
             await seat.new_match(new_match_message(i, rules, config.match_id, tc, index=1))
             return

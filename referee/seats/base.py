@@ -83,6 +83,12 @@ class Seat(ABC):
         Seats that write bytes use the lines; others (a human seat) use the messages."""
         await self.send_many([msg for msg, _ in msgs])
 
+    @property
+    def peak_memory(self) -> int:
+        """The most resident memory (bytes) the seat's processes held together, as sampled; 0 when not
+        measured (a seat that is no process, or a bot without a memory cap)."""
+        return 0
+
     async def flush(self) -> None:  # noqa: B027 - optional: only seats that hold messages back need it
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 

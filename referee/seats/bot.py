@@ -48,6 +48,11 @@ class BotSeat(Seat):
         self.failed = failure
         return failure
 
+    @property
+    def peak_memory(self) -> int:
+        """The most resident memory its processes held together, as sampled by the memory watch."""
+        return self.process.peak_memory
+
     async def _read(self, timeout_s: float | None = None) -> bytes:
         """One line; maps process errors to failures (a :class:`TimeoutError` is the caller's)."""
         try:
