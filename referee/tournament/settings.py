@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.errors import UsageError
+from referee.seats.sandbox import SandboxError, parse_env
 
 TIME_KEYS = ("startup_ms", "move_ms", "bank_ms")
 """The time-control keys (milliseconds, 0 .. 3600000)."""
@@ -37,7 +37,6 @@ KEYS = (*TIME_KEYS, *LIMIT_KEYS, "env", "file", "python")
 """Every key of ``--bot-option NAME:key=value``."""
 _MAX = {"startup_ms": 3_600_000, "move_ms": 3_600_000, "bank_ms": 3_600_000, "memory_mb": 1 << 30,
         "cpu_s": 10**9, "processes": 1 << 20}  # fmt: skip
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class SettingsError(UsageError):
@@ -116,9 +115,10 @@ def _path(value: str, base_dir: Path | None) -> str:
 
 
 def _env_pair(text: str, source: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not _ENV_NAME.match(name):
-        raise SettingsError(f"{source}: env {text!r}: expected NAME=VALUE")
+    try:
+        ((name, value),) = parse_env([text])  # the sandbox's own reading of NAME=VALUE
+    except SandboxError:
+        raise SettingsError(f"{source}: env {text!r}: expected NAME=VALUE") from None
     return name, value
 
 
