@@ -728,9 +728,9 @@ def public_event_text(event: ev.PublicEvent) -> str:
     return _dumps(public_event_message(event))
 
 
-def _remember(cache: dict[Any, str], key: Any, text: str) -> str:
-    """Keep ``text`` in ``cache`` under ``key`` (emptied when it reaches :data:`_TEXT_CAP` entries); returns it."""
-    if len(cache) >= _TEXT_CAP:
+def _remember(cache: dict[Any, str], key: Any, text: str, cap: int = _TEXT_CAP) -> str:
+    """Keep ``text`` in ``cache`` under ``key`` (emptied when it reaches ``cap`` entries); returns it."""
+    if len(cache) >= cap:
         cache.clear()
     cache[key] = text
     return text
@@ -799,12 +799,7 @@ _IDS_TEXT_CAP = 4096  # about a megabyte: the capture piles, which change rarely
 def _ids_text(mask: int) -> str:
     """``ids_of(mask)`` as JSON text: from a small cache, else joined from the texts of the mask's bytes."""
     text = _IDS_TEXT.get(mask)
-    if text is not None:
-        return text
-    if len(_IDS_TEXT) >= _IDS_TEXT_CAP:
-        _IDS_TEXT.clear()
-    text = _IDS_TEXT[mask] = _join_ids_text(mask)
-    return text
+    return text if text is not None else _remember(_IDS_TEXT, mask, _join_ids_text(mask), _IDS_TEXT_CAP)
 
 
 def _join_ids_text(mask: int) -> str:
