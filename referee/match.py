@@ -51,6 +51,7 @@ from referee.protocol import (
     parse_answer,
     public_event_message,
     public_event_text,
+    request_legal,
     request_legal_text,
     request_message,
 )
@@ -132,19 +133,23 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             )  # fmt: skip
         try:
             await _handshake(seats, config, writer)
-            await _send_events(seats, state.events, writer, round_ends)
+            await _send_events(seats, state.events, writer, round_ends, flush=True)
+            flush = None if writer is None else writer.flush
             while not state.is_over:
                 p = state.to_move
+                seat = seats[p]
                 move_ms = clocks[p].move_ms
                 view = observe(state, p)
-                request = request_message(0, view, move_ms, int(bank[p]))  # the seat sets the id
+                # The seat sets the id; a bot process gets a lean request (it writes cached texts).
+                request = request_message(0, view, move_ms, int(bank[p]), lean=not seat.messages)
                 try:
-                    line, ms = await seats[p].decide(request, (move_ms + bank[p]) / 1000.0)
+                    # The replay's lines of the last decision reach the file while the seat thinks.
+                    line, ms = await seat.decide(request, (move_ms + bank[p]) / 1000.0, flush)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)
                 rid = request["id"]
-                legal_json = request["legal"]
+                legal_json = request_legal(request)
                 index = answer_index(line, rid, legal_json)  # a legal answer, read without a model
                 answer = None
                 if index is None:
@@ -152,7 +157,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                         answer = parse_answer(line, rid)
                     except ProtocolError as exc:
                         raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
-                if ms > move_ms and seats[p].timed:  # a human seat has no clock
+                if ms > move_ms and seat.timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
@@ -165,11 +170,12 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                         raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 assert index is not None
                 decisions += 1
+                action = view.legal[index]
                 if writer is not None:
                     writer.decision(p + 1, rid, request["decision"], request_legal_text(request),
-                                    action_text(view.legal[index]), ms)  # fmt: skip
-                state = apply(state, view.legal[index])
-                await _send_events(seats, state.events, writer, round_ends)
+                                    action_text(action), ms)  # fmt: skip
+                state = apply(state, action)
+                await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
         except _Forfeited as f:
             result = await _forfeit(seats, config, state, f, writer, decisions, round_ends)
             return dataclasses.replace(result, seat_stats=_seat_stats(seats, times, bank))
@@ -248,11 +254,14 @@ async def _send_events(
     events: Sequence[Event],
     writer: ReplayWriter | None,
     round_ends: list[dict[str, Any]],
+    *,
+    flush: bool,
 ) -> None:
     # A deal is filtered per seat; every other event is public: encoded once, for both seats and the replay
     # (whose full form of a public event is the same). Only a seat that is not a bot process reads the messages.
+    # ``flush``: push the replay's lines to the file now (else the next request's ``meanwhile`` does).
     per_seat: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = ([], [])
-    messages = type(seats[0]) is not BotSeat or type(seats[1]) is not BotSeat
+    messages = seats[0].messages or seats[1].messages
     for e in events:
         kind = type(e)
         if kind is RoundStart or kind is Misdeal:
@@ -271,7 +280,7 @@ async def _send_events(
         per_seat[1].append(item)
         if kind is RoundEnd:
             round_ends.append(event_json(public))
-    if writer is not None:
+    if writer is not None and flush:
         writer.flush()
     over = bool(events) and type(events[-1]) is MatchEnd
     for i in (0, 1):

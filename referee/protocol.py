@@ -59,8 +59,9 @@ __all__ = [
     "action_text", "answer_index", "bye_message", "check_action", "check_hello", "encode", "error_message",
     "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
     "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
-    "parse_bot_message", "public_event_message", "public_event_text", "request_legal_text", "request_message",
-    "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "view_text", "wire_seat",
+    "parse_bot_message", "public_event_message", "public_event_text", "request_legal", "request_legal_text",
+    "request_message", "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "view_text",
+    "wire_seat",
 ]  # fmt: skip
 
 
@@ -672,7 +673,8 @@ def event_message(event: ev.Event, seat: int) -> dict[str, Any]:
 
 class _Request(dict[str, Any]):
     """A ``request`` message that remembers its view and its legal list's text, so that :func:`encode` writes it
-    from cached texts."""
+    from cached texts. A lean one (``request_message(..., lean=True)``) holds no ``view`` and ``legal`` objects:
+    only :func:`encode` and :func:`request_legal` read it."""
 
     __slots__ = ("legal_text", "view")
 
@@ -687,21 +689,46 @@ def request_legal_text(request: Mapping[str, Any]) -> str:
     return request.legal_text if type(request) is _Request else _dumps(request["legal"])
 
 
-def request_message(request_id: int, view: View, move_ms: int, bank_ms: int) -> dict[str, Any]:
+_ACTION_OBJECT: dict[Action, dict[str, Any]] = {}
+
+
+def request_legal(request: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """A request's legal actions as action objects, in order: its ``legal`` list; for a lean request, objects
+    shared through a cache (read them, never change them)."""
+    if type(request) is not _Request or "legal" in request:
+        legal: Sequence[Mapping[str, Any]] = request["legal"]
+        return legal
+    out: list[Mapping[str, Any]] = []
+    for a in request.view.legal:
+        obj = _ACTION_OBJECT.get(a)
+        if obj is None:
+            obj = _ACTION_OBJECT[a] = action_json(a)
+        out.append(obj)
+    return out
+
+
+def request_message(
+    request_id: int, view: View, move_ms: int, bank_ms: int, *, lean: bool = False
+) -> dict[str, Any]:
     """The ``request`` of decision ``request_id`` for the seat of ``view`` (``observe(state, seat)``).
 
     ``legal`` comes from ``view.legal`` (empty unless that seat is to move, which is a caller bug). A seat may set
-    its ``id``; :func:`encode` writes the other fields from ``view``, as they were built.
+    its ``id``; :func:`encode` writes the other fields from ``view``, as they were built. ``lean``: without the
+    ``view`` and ``legal`` objects, for a seat that only writes the encoded line (:attr:`Seat.messages
+    <referee.seats.base.Seat.messages>` False); :func:`request_legal` gives its legal actions.
     """
     if not view.legal or view.decision is None:
         raise ValueError("the view's seat has no decision due")
+    time = {"move_ms": move_ms, "bank_ms": bank_ms}
+    if lean:
+        return _Request(view, {"type": "request", "id": request_id, "decision": view.decision, "time": time})
     return _Request(view, {
         "type": "request",
         "id": request_id,
         "decision": view.decision,
         "view": view_json(view),
         "legal": [action_json(a) for a in view.legal],
-        "time": {"move_ms": move_ms, "bank_ms": bank_ms},
+        "time": time,
     })  # fmt: skip
 
 
@@ -840,7 +867,10 @@ def _request_line(msg: _Request) -> bytes:
     t = msg["time"]
     rid = msg["id"]
     if type(rid) is not int or type(t["move_ms"]) is not int or type(t["bank_ms"]) is not int:
-        return _dumps(msg).encode() + b"\n"
+        full = dict(msg)
+        full.setdefault("view", view_json(msg.view))
+        full.setdefault("legal", [action_json(a) for a in msg.view.legal])
+        return _dumps({k: full[k] for k in ("type", "id", "decision", "view", "legal", "time")}).encode() + b"\n"
     return (
         f'{{"type":"request","id":{rid},"decision":{_dumps(msg["decision"])},"view":{view_text(msg.view)},'
         f'"legal":{msg.legal_text},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'

@@ -1,8 +1,9 @@
 """The replay writer: a ``koikoi-replay/1`` file written line by line as the match goes, plain or gzip-compressed.
 
 Lines are buffered and reach the file whole at each :meth:`ReplayWriter.flush` (the match flushes once per
-decision, after the decision and its events, and once after the handshake), so a referee killed mid-match
-leaves a valid prefix. A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends
+decision, while the bot thinks about the next request, and once after the handshake), so a referee killed mid-match
+leaves a valid prefix. A line is encoded and signed when it is flushed, not when it is written: that work is
+done off the referee's hot path. A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends
 with a zlib sync flush, so the compressed prefix on disk decompresses to every line flushed so far, and the
 readers of :mod:`referee.replay.reader` read it as they read a plain file's prefix. With a key, every line
 carries a ``"mac"`` field chained to the line before (:meth:`referee.signing.Chain.sign_line`), so an edited,
@@ -44,6 +45,23 @@ def plain_name(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(GZ_SUFFIX)) if is_compressed(path) else path
 
 
+_Decision = tuple[int, int, str, str, str, float]
+"""A decision line's parts, as given to :meth:`ReplayWriter.decision`."""
+
+
+def _text(item: str | dict[str, Any] | _Decision) -> str:
+    """The JSON text of a pending line."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        return _dumps(item)
+    seat, request_id, decision, legal, action, ms = item
+    return (
+        f'{{"type":"decision","seat":{seat},"id":{request_id},"decision":"{decision}",'
+        f'"legal":{legal},"action":{action},"ms":{round(ms, 3)!r}}}'
+    )
+
+
 class ReplayWriter:
     """Writes one replay, line by line; with ``key``, signs every line (no key: unsigned). A path ending in
     ``.gz`` is written gzip-compressed."""
@@ -52,7 +70,7 @@ class ReplayWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._chain = Chain(key)
-        self._pending: list[str] = []
+        self._pending: list[str | dict[str, Any] | _Decision] = []  # encoded and signed at flush
         self._zip = zlib.compressobj(GZ_LEVEL, zlib.DEFLATED, 31) if is_compressed(path) else None
         self._file: IO[bytes] | None = open(path, "wb")  # noqa: SIM115 - close()
 
@@ -85,30 +103,31 @@ class ReplayWriter:
         self.write(line)
 
     def write(self, obj: dict[str, Any]) -> None:
-        """Write one line (a JSON object); it reaches the file at the next :meth:`flush`."""
-        self.write_line(_dumps(obj))
+        """Write one line (a JSON object, encoded at the next :meth:`flush`: not to be changed until then); it
+        reaches the file at the next :meth:`flush`."""
+        if self._file is not None:
+            self._pending.append(obj)
 
     def decision(self, seat: int, request_id: int, decision: str, legal: str, action: str, ms: float) -> None:
         """Write a decision line from its parts: ``seat`` 1/2, the ``decision`` name, the request's ``legal``
         list and the ``action`` taken as JSON text (:func:`referee.protocol.legal_text`), ``ms`` rounded to a
         microsecond. ``decision`` is one of the engine's decision names (plain ASCII words). The same line as
         :meth:`write` of its dict, without encoding the legal list again."""
-        self.write_line(
-            f'{{"type":"decision","seat":{seat},"id":{request_id},"decision":"{decision}",'
-            f'"legal":{legal},"action":{action},"ms":{round(ms, 3)!r}}}'
-        )
+        if self._file is not None:
+            self._pending.append((seat, request_id, decision, legal, action, ms))
 
     def write_line(self, line: str) -> None:
         """Write one already-encoded JSON object line (without its newline); it reaches the file at the next
         :meth:`flush`."""
         if self._file is not None:
-            self._pending.append(self._chain.sign_line(line))
+            self._pending.append(line)
 
     def flush(self) -> None:
         """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""
         if self._file is None or not self._pending:
             return
-        data = ("\n".join(self._pending) + "\n").encode()
+        sign = self._chain.sign_line
+        data = ("\n".join([sign(_text(item)) for item in self._pending]) + "\n").encode()
         self._pending.clear()
         if self._zip is not None:
             data = self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH)

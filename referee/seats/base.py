@@ -18,7 +18,8 @@ and the bot fails with ``invalid_message``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from referee.errors import RefereeError
 from referee.records import Failure
@@ -41,8 +42,14 @@ class Seat(ABC):
     Every member the match and the replay read is declared here and set by :meth:`__init__`: ``name`` and
     ``version`` (replaced by those of the seat's ``hello``), ``command`` (what the replay header records),
     ``timed`` (whether time beyond ``move_ms`` is charged to the bank: a person has no clock), ``started``
-    and ``failed`` (set when the seat forfeits; such a seat is not reused).
+    and ``failed`` (set when the seat forfeits; such a seat is not reused). The class attribute :attr:`messages`
+    says whether the seat reads messages as dicts.
     """
+
+    messages: ClassVar[bool] = True
+    """Whether the seat reads the dict form of what it is sent. False for a seat that only writes each message's
+    encoded line (a bot process): its requests come lean (``request_message(..., lean=True)``: no ``view`` and
+    ``legal`` objects are built) and its events as lines (:meth:`send_encoded`)."""
 
     name: str
     version: str | None
@@ -93,8 +100,15 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+    async def decide(
+        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[bytes, float]:
         """Send ``request`` (its ``id`` is set here) and return the answer line and the milliseconds it took.
+
+        ``meanwhile`` is called once, after the request is sent and before the answer is awaited: the match's
+        bookkeeping (the replay's lines) runs while the seat thinks. A bot's time runs from the moment its request
+        is written to the moment its answer is read, so that work counts in it only where the bot answered
+        sooner than the work took (microseconds).
 
         The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
         Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, ClassVar, Unpack
 
 from referee.protocol import bye_message, encode
 from referee.records import Failure
@@ -33,6 +34,8 @@ def default_name(command: str) -> str:
 
 class BotSeat(Seat):
     """A bot program: a :class:`~referee.seats.process.BotProcess` speaking ``koikoi/1``."""
+
+    messages: ClassVar[bool] = False  # it writes encoded lines only
 
     def __init__(self, command: str, **options: Unpack[ProcessOptions]) -> None:
         """``options`` are those of :class:`~referee.seats.process.BotProcess` (label, stderr log, caps,
@@ -111,15 +114,19 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
-        """Send ``request`` with the next id; return the bot's next line, read within ``timeout_s``, and the
-        milliseconds it took."""
+    async def decide(
+        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[bytes, float]:
+        """Send ``request`` with the next id (then call ``meanwhile``); return the bot's next line, read within
+        ``timeout_s``, and the milliseconds it took."""
         rid = self._next_id
         self._next_id = rid + 1
         request["id"] = rid
         data = encode(request)
         t0 = time.perf_counter()
         self._write(data)
+        if meanwhile is not None:
+            meanwhile()
         try:
             line = await self._read(timeout_s)
         except TimeoutError:
