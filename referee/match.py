@@ -133,7 +133,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             )  # fmt: skip
         try:
             await _handshake(seats, config, writer)
-            await _send_events(seats, state.events, writer, round_ends, flush=True)
+            await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
             flush = None if writer is None else writer.flush
             while not state.is_over:
                 p = state.to_move
@@ -224,7 +224,16 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
             raise SeatFailure(exc.reason, str(exc)) from None
         seat.name, seat.version = hello.name, hello.version
 
-    outcomes = await asyncio.gather(open_seat(0), open_seat(1), return_exceptions=True)
+    if seats[0].started and seats[1].started:  # running seats (a series): nothing to wait for, no tasks
+        outcomes: list[BaseException | None] = []
+        for i in (0, 1):
+            try:
+                await open_seat(i)
+                outcomes.append(None)
+            except SeatFailure as failure:
+                outcomes.append(failure)
+    else:
+        outcomes = list(await asyncio.gather(open_seat(0), open_seat(1), return_exceptions=True))
     failed: list[tuple[int, SeatFailure]] = []
     for i, out in enumerate(outcomes):
         if isinstance(out, SeatFailure):
@@ -235,8 +244,6 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif writer is not None:
             writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
                           "version": seats[i].version})  # fmt: skip
-    if writer is not None:
-        writer.flush()
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1

@@ -1,7 +1,8 @@
 """The replay writer: a ``koikoi-replay/1`` file written line by line as the match goes, plain or gzip-compressed.
 
 Lines are buffered and reach the file whole at each :meth:`ReplayWriter.flush` (the match flushes once per
-decision, while the bot thinks about the next request, and once after the handshake), so a referee killed mid-match
+decision, while the bot thinks about the next request: the header, the hellos and the first deal go with the first
+request), so a referee killed mid-match
 leaves a valid prefix. A line is encoded and signed when it is flushed, not when it is written: that work is
 done off the referee's hot path. A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends
 with a zlib sync flush, so the compressed prefix on disk decompresses to every line flushed so far, and the

@@ -92,10 +92,11 @@ class BotSeat(Seat):
             raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms") from None
 
     async def new_match(self, msg: dict[str, Any]) -> None:
-        """Send ``new_match`` to the running bot."""
+        """Send ``new_match`` to the running bot: held back, like events, until its first request (or
+        :meth:`flush`), so that the announcement, the deal and the request reach the bot in one write."""
         self.matches += 1
         msg["match"]["index"] = self.matches
-        self._write(encode(msg))
+        self._held.append(encode(msg))
 
     async def send(self, msg: dict[str, Any]) -> None:
         """Queue one message for the bot."""

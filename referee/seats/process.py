@@ -186,28 +186,63 @@ def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
     loop.call_later(REAP_S, tick)
 
 
-async def _within(read: Coroutine[Any, Any, bytes], timeout_s: float) -> bytes:
-    """``await read``, cancelled after ``timeout_s`` (:class:`TimeoutError`): what ``asyncio.timeout`` does, with
-    one timer handle and no context manager (once per decision, on the hot path)."""
-    task = asyncio.current_task()
-    assert task is not None
-    cancelling = task.cancelling()
-    expired = False
+class _Deadline:
+    """The timeout of one awaited read at a time (:meth:`within`), with one timer re-armed lazily: a read
+    arms the timer only when none is armed or the armed one would fire after its deadline; a timer that fires
+    while a later deadline is pending re-arms itself for it. Reads that answer in microseconds against deadlines
+    of seconds (every decision) then schedule and cancel no timer at all."""
 
-    def expire() -> None:
-        nonlocal expired
-        expired = True
+    __slots__ = ("_at", "_expired", "_loop", "_task", "_timer", "_when")
+
+    def __init__(self) -> None:
+        self._at: float | None = None  # the pending read's deadline (loop time); None: no read pending
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._when = 0.0  # when the armed timer fires
+        self._expired = False
+
+    async def within(self, read: Coroutine[Any, Any, bytes], timeout_s: float) -> bytes:
+        """``await read``, cancelled after ``timeout_s`` (:class:`TimeoutError`), as ``asyncio.timeout`` does."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        at = loop.time() + timeout_s
+        if self._timer is None or self._loop is not loop or self._when > at:
+            self._arm(loop, at)
+        self._at, self._task, self._expired = at, task, False
+        cancelling = task.cancelling()
+        try:
+            return await read
+        except asyncio.CancelledError:
+            if self._expired and task.uncancel() <= cancelling:
+                raise TimeoutError from None
+            raise
+        finally:
+            self._at = self._task = None
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._loop, self._when = loop, at
+        self._timer = loop.call_at(at, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        at, task, loop = self._at, self._task, self._loop
+        if at is None or task is None or loop is None:
+            return  # no read pending: the next one arms a timer
+        if at > self._when:
+            self._arm(loop, at)  # a later read's deadline
+            return
+        self._expired = True
         task.cancel()
 
-    handle = asyncio.get_running_loop().call_later(timeout_s, expire)
-    try:
-        return await read
-    except asyncio.CancelledError:
-        if expired and task.uncancel() <= cancelling:
-            raise TimeoutError from None
-        raise
-    finally:
-        handle.cancel()
+    def cancel(self) -> None:
+        """Drop the armed timer (the process is closed)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 _memory_watched: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[BotProcess]] = weakref.WeakKeyDictionary()
@@ -285,6 +320,7 @@ class BotProcess:
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
         self._launch: Launch | None = None
         self._protocol: _Protocol | None = None
+        self._deadline = _Deadline()  # the timeout of reads
 
     @property
     def token(self) -> str:
@@ -500,7 +536,7 @@ class BotProcess:
             if timeout_s is None:
                 line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
             else:
-                line = await _within(r.readline(), timeout_s)
+                line = await self._deadline.within(r.readline(), timeout_s)
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
         except TimeoutError:  # an OSError, but the caller's
@@ -563,6 +599,7 @@ class BotProcess:
             self._signal_group(signal.SIGKILL)
             _LIVE.pop(proc.pid, None)
             _unwatch_memory(self)
+            self._deadline.cancel()
             if self._watch_task is not None:
                 self._watch_task.cancel()
             self._remove_tmpdir()
