@@ -32,7 +32,6 @@ import signal
 import subprocess
 import time
 import weakref
-from collections.abc import Coroutine
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
@@ -187,12 +186,12 @@ def _start_reaper(loop: asyncio.AbstractEventLoop) -> None:
 
 
 class _Deadline:
-    """The timeout of one awaited read at a time (:meth:`within`), with one timer re-armed lazily: a read
-    arms the timer only when none is armed or the armed one would fire after its deadline; a timer that fires
-    while a later deadline is pending re-arms itself for it. Reads that answer in microseconds against deadlines
-    of seconds (every decision) then schedule and cancel no timer at all."""
+    """The timeout of one awaited read at a time (:meth:`start`, then :meth:`stop`), with one timer re-armed
+    lazily: a read arms the timer only when none is armed or the armed one would fire after its deadline; a timer
+    that fires while a later deadline is pending re-arms itself for it. Reads that answer in microseconds against
+    deadlines of seconds (every decision) then schedule and cancel no timer at all."""
 
-    __slots__ = ("_at", "_expired", "_loop", "_task", "_timer", "_when")
+    __slots__ = ("_at", "_cancelling", "_expired", "_loop", "_task", "_timer", "_when")
 
     def __init__(self) -> None:
         self._at: float | None = None  # the pending read's deadline (loop time); None: no read pending
@@ -201,9 +200,11 @@ class _Deadline:
         self._timer: asyncio.TimerHandle | None = None
         self._when = 0.0  # when the armed timer fires
         self._expired = False
+        self._cancelling = 0  # the task's pending cancellations when the read began
 
-    async def within(self, read: Coroutine[Any, Any, bytes], timeout_s: float) -> bytes:
-        """``await read``, cancelled after ``timeout_s`` (:class:`TimeoutError`), as ``asyncio.timeout`` does."""
+    def start(self, timeout_s: float) -> None:
+        """A read that must end within ``timeout_s`` begins in the current task (then :meth:`timed_out` or
+        :meth:`stop`)."""
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
@@ -211,15 +212,17 @@ class _Deadline:
         if self._timer is None or self._loop is not loop or self._when > at:
             self._arm(loop, at)
         self._at, self._task, self._expired = at, task, False
-        cancelling = task.cancelling()
-        try:
-            return await read
-        except asyncio.CancelledError:
-            if self._expired and task.uncancel() <= cancelling:
-                raise TimeoutError from None
-            raise
-        finally:
-            self._at = self._task = None
+        self._cancelling = task.cancelling()
+
+    def timed_out(self) -> bool:
+        """Whether the :class:`asyncio.CancelledError` the read got is this deadline's (then it is taken back),
+        not a cancellation from elsewhere."""
+        task = self._task
+        return self._expired and task is not None and task.uncancel() <= self._cancelling
+
+    def stop(self) -> None:
+        """The read ended."""
+        self._at = self._task = None
 
     def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
         if self._timer is not None:
@@ -536,7 +539,16 @@ class BotProcess:
             if timeout_s is None:
                 line = await r.readline()  # ends at the latest EXIT_GRACE_S after the bot exits (_Protocol)
             else:
-                line = await self._deadline.within(r.readline(), timeout_s)
+                deadline = self._deadline
+                deadline.start(timeout_s)
+                try:
+                    line = await r.readline()
+                except asyncio.CancelledError:
+                    if deadline.timed_out():
+                        raise TimeoutError from None
+                    raise
+                finally:
+                    deadline.stop()
         except ValueError:
             raise LineTooLongError(f"a line longer than {self.max_line} bytes") from None
         except TimeoutError:  # an OSError, but the caller's
