@@ -1,14 +1,15 @@
 """The replay writer: a ``koikoi-replay/1`` file written line by line as the match goes, plain or gzip-compressed.
 
-Lines are buffered and reach the file whole at each :meth:`ReplayWriter.flush` (the match flushes once per
-decision, while the bot thinks about the next request: the header, the hellos and the first deal go with the first
-request), so a referee killed mid-match
-leaves a valid prefix. A line is encoded and signed when it is flushed, not when it is written: that work is
-done off the referee's hot path. A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends
-with a zlib sync flush, so the compressed prefix on disk decompresses to every line flushed so far, and the
-readers of :mod:`referee.replay.reader` read it as they read a plain file's prefix. With a key, every line
-carries a ``"mac"`` field chained to the line before (:meth:`referee.signing.Chain.sign_line`), so an edited,
-dropped, reordered or appended line is detected by :func:`referee.replay.verify` under the same key.
+The file is created at the first :meth:`ReplayWriter.flush`. Lines are buffered and reach the file whole at each
+flush: the match flushes once per decision, while the bot thinks about its request (the header, the hellos and the
+first deal go out with the first request), so a referee killed mid-match leaves a valid prefix. A line is encoded
+and signed when it is flushed, not when it is written: that work too is off the referee's hot path.
+
+A path ending in ``.gz`` is written compressed (:func:`is_compressed`): each flush ends with a zlib sync flush, so
+the compressed prefix on disk decompresses to every line flushed so far, and the readers of
+:mod:`referee.replay.reader` read it as they read a plain file's prefix. With a key, every line carries a ``"mac"``
+field chained to the line before (:meth:`referee.signing.Chain.sign_line`), so an edited, dropped, reordered or
+appended line is detected by :func:`referee.replay.verify` under the same key.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ class ReplayWriter:
         self._chain = Chain(key)
         self._pending: list[str | dict[str, Any] | _Decision] = []  # encoded and signed at flush
         self._zip = zlib.compressobj(GZ_LEVEL, zlib.DEFLATED, 31) if is_compressed(path) else None
-        self._file: IO[bytes] | None = open(path, "wb")  # noqa: SIM115 - close()
+        self._file: IO[bytes] | None = None  # created at the first flush (the match's: while a bot thinks)
+        self._closed = False
 
     @property
     def signed(self) -> bool:
@@ -106,7 +108,7 @@ class ReplayWriter:
     def write(self, obj: dict[str, Any]) -> None:
         """Write one line (a JSON object, encoded at the next :meth:`flush`: not to be changed until then); it
         reaches the file at the next :meth:`flush`."""
-        if self._file is not None:
+        if not self._closed:
             self._pending.append(obj)
 
     def decision(self, seat: int, request_id: int, decision: str, legal: str, action: str, ms: float) -> None:
@@ -114,34 +116,49 @@ class ReplayWriter:
         list and the ``action`` taken as JSON text (:func:`referee.protocol.legal_text`), ``ms`` rounded to a
         microsecond. ``decision`` is one of the engine's decision names (plain ASCII words). The same line as
         :meth:`write` of its dict, without encoding the legal list again."""
-        if self._file is not None:
+        if not self._closed:
             self._pending.append((seat, request_id, decision, legal, action, ms))
 
     def write_line(self, line: str) -> None:
         """Write one already-encoded JSON object line (without its newline); it reaches the file at the next
         :meth:`flush`."""
-        if self._file is not None:
+        if not self._closed:
             self._pending.append(line)
 
     def flush(self) -> None:
         """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""
-        if self._file is None or not self._pending:
+        if self._closed or not self._pending:
             return
+        out = self._file if self._file is not None else self._create()
         sign = self._chain.sign_line
         data = ("\n".join([sign(_text(item)) for item in self._pending]) + "\n").encode()
         self._pending.clear()
         if self._zip is not None:
             data = self._zip.compress(data) + self._zip.flush(zlib.Z_SYNC_FLUSH)
-        self._file.write(data)
-        self._file.flush()
+        out.write(data)
+        out.flush()
+
+    def _create(self) -> IO[bytes]:
+        try:
+            self._file = open(self.path, "wb")  # noqa: SIM115 - close()
+        except OSError:
+            self._closed = True  # nothing more is written, and close() does not try again
+            self._pending.clear()
+            raise
+        return self._file
 
     def close(self) -> None:
-        """Flush and close (a compressed file gets its gzip trailer). Idempotent."""
-        if self._file is not None:
-            try:
-                self.flush()
-                if self._zip is not None:
-                    self._file.write(self._zip.flush(zlib.Z_FINISH))
-            finally:
+        """Flush and close (a compressed file gets its gzip trailer; a replay with no line is an empty file).
+        Idempotent."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+            out = self._file if self._file is not None else self._create()
+            if self._zip is not None:
+                out.write(self._zip.flush(zlib.Z_FINISH))
+        finally:
+            self._closed = True
+            if self._file is not None:
                 self._file.close()
                 self._file = None
