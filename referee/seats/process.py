@@ -91,12 +91,14 @@ class LineTooLongError(ProcessError):
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol of :func:`asyncio.create_subprocess_exec` that ends the bot's stdout soon after the bot
-    exits, even when a child of the bot still holds the pipe open (reads need no race against the exit)."""
+    """The protocol of the bot's process (its stdin and stderr pipes; stdout is read through ``stdout_pipe``, a
+    pipe of its own: see :meth:`BotProcess.start`) that ends the bot's stdout soon after the bot exits, even when a
+    child of the bot still holds the pipe open (reads need no race against the exit)."""
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop, stdout_pipe: asyncio.ReadTransport) -> None:
         super().__init__(limit=limit, loop=loop)
         self.stdout_cut = False  # stdout was closed by the referee: the bot exited, something held it open
+        self.stdout_pipe = stdout_pipe
         self._exit_loop = loop
         self._subprocess: asyncio.BaseTransport | None = None
 
@@ -114,11 +116,9 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
         self._exit_loop.call_later(EXIT_GRACE_S, self._cut_stdout)
 
     def _cut_stdout(self) -> None:
-        transport = self._subprocess
-        pipe = transport.get_pipe_transport(1) if isinstance(transport, asyncio.SubprocessTransport) else None
-        if pipe is not None and not pipe.is_closing():
+        if not self.stdout_pipe.is_closing():
             self.stdout_cut = True
-            pipe.close()
+            self.stdout_pipe.close()
 
 
 _LIVE: dict[int, BotProcess] = {}
@@ -374,13 +374,24 @@ class BotProcess:
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
         loop = asyncio.get_running_loop()
         _start_reaper(loop)
+        # stdout is a pipe of our own, read by a stream connected to it directly: a line reaches the waiting read
+        # in one pass of the event loop, where the subprocess transport's pipes take two.
+        stdout = asyncio.StreamReader(limit=self.max_line, loop=loop)
+        stdout_pipe: asyncio.ReadTransport | None = None
+        write_end = -1
         try:
+            read_end, write_end = os.pipe()
+            stdout_pipe, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stdout, loop=loop),
+                open(read_end, "rb", buffering=0),  # noqa: SIM115 - the pipe transport closes it
+            )
+            pipe = stdout_pipe
             with desc.spawning():
                 transport, protocol = await loop.subprocess_exec(
-                    lambda: _Protocol(self.max_line, loop),
+                    lambda: _Protocol(self.max_line, loop, pipe),
                     *launch.argv,
                     stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
+                    stdout=write_end,
                     stderr=stderr,
                     start_new_session=True,
                     cwd=launch.cwd,
@@ -389,9 +400,16 @@ class BotProcess:
                 desc.own(transport.get_pid())
                 if transport.get_returncode() is not None:
                     desc.disown(transport.get_pid())
-        except (OSError, ValueError, RuntimeError, subprocess.SubprocessError) as exc:
+        except BaseException as exc:
+            if stdout_pipe is not None:
+                stdout_pipe.close()
             self._remove_tmpdir()
-            raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
+            if isinstance(exc, OSError | ValueError | RuntimeError | subprocess.SubprocessError):
+                raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
+            raise
+        finally:
+            if write_end >= 0:
+                os.close(write_end)  # the bot holds it now
         proc = asyncio.subprocess.Process(transport, protocol, loop)
         self._proc, self._transport, self._protocol = proc, transport, protocol
         _LIVE[proc.pid] = self
@@ -399,8 +417,8 @@ class BotProcess:
             self._watch_task = asyncio.ensure_future(self._watch())
         if self.limits.memory_bytes is not None:
             _watch_memory(loop, self)
-        assert proc.stdout is not None and proc.stdin is not None
-        self._stdout, self._stdin = proc.stdout, proc.stdin
+        assert proc.stdin is not None
+        self._stdout, self._stdin = stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
@@ -617,6 +635,8 @@ class BotProcess:
             self._remove_tmpdir()
             if self._transport is not None:  # release the pipes now, not at garbage collection
                 self._transport.close()
+            if self._protocol is not None:
+                self._protocol.stdout_pipe.close()
             if self._stderr_task is not None:
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
                     await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
