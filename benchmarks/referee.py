@@ -4,7 +4,10 @@ Run: ``.venv/bin/python benchmarks/referee.py [--matches N] [--rules PRESET] [--
 use the same minimal Python bot (first legal action) over asyncio subprocess pipes. The raw echo writes the same request
 lines the referee would write (encoded in the loop from plain dicts with the generic JSON encoder, where the
 referee writes its requests from cached texts) and parses each answer; the referee side plays whole
-matches (engine, views, events to both seats, validation, time control, replay file). Goal: a ratio <= 1.5.
+matches (engine, views, events to both seats, validation, time control, replay file, the bot in its sandbox).
+Goal: a ratio <= 1.5 against the echo that reads each bot's stdout through asyncio's subprocess pipe. The referee
+reads a bot's stdout through a pipe of its own connected straight to a stream (one event-loop pass per line where
+the subprocess pipe takes two); the ratio against an echo that reads the same way is printed too.
 """
 
 from __future__ import annotations
@@ -63,27 +66,46 @@ def sample_requests(rules_name: str, matches: int) -> list[dict[str, Any]]:
     return out
 
 
-async def raw_echo(command: str, requests: list[dict[str, Any]], bots: int = 2) -> tuple[float, float]:
+async def _direct_reader(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamReader:
+    """A stream reading the pipe ``fd`` through a read-pipe transport of its own."""
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), open(fd, "rb", 0))  # noqa: SIM115
+    return reader
+
+
+async def raw_echo(
+    command: str, requests: list[dict[str, Any]], bots: int = 2, direct: bool = False
+) -> tuple[float, float]:
     """Round trips per second: write a request line, read and parse the answer.
 
     Like a match, the requests alternate between ``bots`` processes (two by default: a match has two seats).
+    ``direct``: read each bot's stdout as the referee does (a pipe of its own, connected straight to a stream:
+    one event-loop pass per line) instead of through the subprocess's own pipe (two passes).
     Also returns this process's CPU microseconds per round trip.
     """
-    procs = [
-        await asyncio.create_subprocess_exec(
-            *command.split(),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        for _ in range(bots)
-    ]
-    pipes = []
-    for proc in procs:
-        assert proc.stdin is not None and proc.stdout is not None
+    loop = asyncio.get_running_loop()
+    pipes: list[tuple[asyncio.StreamWriter, asyncio.StreamReader]] = []
+    procs = []
+    for _ in range(bots):
+        if direct:
+            read_end, write_end = os.pipe()
+            reader = await _direct_reader(loop, read_end)
+            proc = await asyncio.create_subprocess_exec(
+                *command.split(), stdin=asyncio.subprocess.PIPE, stdout=write_end, start_new_session=True
+            )
+            os.close(write_end)
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *command.split(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )  # fmt: skip
+            assert proc.stdout is not None
+            reader = proc.stdout
+        assert proc.stdin is not None
         proc.stdin.write(b'{"type":"hello"}\n')
-        await proc.stdout.readline()
-        pipes.append((proc.stdin, proc.stdout))
+        await reader.readline()
+        pipes.append((proc.stdin, reader))
+        procs.append(proc)
     t0, c0 = time.perf_counter(), time.process_time()
     for k, req in enumerate(requests):
         w, r = pipes[k % bots]
@@ -130,6 +152,7 @@ def main() -> None:
     load = os.getloadavg()
     best: dict[str, tuple[float, float]] = {}
     ratios: list[float] = []
+    direct_ratios: list[float] = []
 
     def keep(label: str, rate: float, cpu: float) -> None:
         old = best.get(label)
@@ -142,21 +165,29 @@ def main() -> None:
             keep("raw1", *asyncio.run(raw_echo(command, requests, bots=1)))
             raw, cpu2 = asyncio.run(raw_echo(command, requests))
             keep("raw2", raw, cpu2)
+            raw_d, cpu2d = asyncio.run(raw_echo(command, requests, direct=True))
+            keep("raw2d", raw_d, cpu2d)
             ref, decisions, cpu_ref = asyncio.run(referee(command, args.rules, args.matches, Path(tmp), args.gz))
             keep("ref", ref, cpu_ref)
             ratios.append(raw / ref)
+            direct_ratios.append(raw_d / ref)
     (raw1, cpu1), (raw, cpu2), (ref, cpu_ref) = best["raw1"], best["raw2"], best["ref"]
+    raw_d, cpu2d = best["raw2d"]
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs; "
           f"best of {args.rounds} interleaved rounds")  # fmt: skip
     print(f"raw echo, one bot:   {raw1:9.0f} round trips/s  ({1e6 / raw1:6.1f} us each, {cpu1:5.1f} us CPU here; "
           f"{len(requests)} requests)")  # fmt: skip
     print(f"raw echo, two bots:  {raw:9.0f} round trips/s  ({1e6 / raw:6.1f} us each, {cpu2:5.1f} us CPU here; "
           "alternating as in a match)")  # fmt: skip
+    print(f"  read directly:     {raw_d:9.0f} round trips/s  ({1e6 / raw_d:6.1f} us each, {cpu2d:5.1f} us CPU here; "
+          "stdout read as the referee reads it)")  # fmt: skip
     print(f"full referee:        {ref:9.0f} decisions/s    ({1e6 / ref:6.1f} us each, {cpu_ref:5.1f} us CPU here; "
           f"{decisions} decisions, replays {'.jsonl.gz' if args.gz else '.jsonl'})")  # fmt: skip
     print(f"referee cost ratio:  {raw / ref:9.2f}x  wall time against the two-bot echo, best against best "
           "(goal <= 1.5x)")  # fmt: skip
     print(f"  per round:         {' '.join(f'{r:.2f}' for r in ratios)}  (median {statistics.median(ratios):.2f}x)")
+    print(f"  against the echo that reads directly: {raw_d / ref:.2f}x best against best, "
+          f"median {statistics.median(direct_ratios):.2f}x")  # fmt: skip
     print(f"referee CPU:         {cpu_ref:9.1f} us per decision in the referee process "
           f"({cpu_ref / cpu2:.2f}x the echo's {cpu2:.1f} us)")
 
