@@ -87,6 +87,11 @@ class DrawCapture:
     card: Card
     captured: Mask
 
+    def __init__(self, seat: int, card: Card, captured: Mask) -> None:  # as Play's
+        self.seat = seat
+        self.card = card
+        self.captured = captured
+
 
 @dataclass(slots=True)
 class YakuMade:

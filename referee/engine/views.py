@@ -18,9 +18,10 @@ DECISIONS = {Phase.PLAY: "play", Phase.DRAW_CHOICE: "capture", Phase.KOIKOI: "ko
 """The name of the decision due in each phase (as the protocol and replays spell it)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class View:
-    """Everything one seat may know about a match position. Seats are 0 and 1."""
+    """Everything one seat may know about a match position. Seats are 0 and 1. Treat as read-only: it is not frozen,
+    so that its constructor, written out, is native in the compiled engine (a view is built for every decision)."""
 
     seat: int
     round: int
@@ -40,6 +41,31 @@ class View:
     koikoi_calls: tuple[int, int]
     yaku: tuple[Score, Score]
     legal: tuple[Action, ...]
+
+    def __init__(
+        self, seat: int, round: int, rounds: int, dealer: int, leader: int, turn: int, to_move: int | None,
+        decision: str | None, hand: Mask, field: Mask, captured: tuple[Mask, Mask], opponent_hand_size: int,
+        stock_size: int, drawn: int, scores: tuple[int, int], koikoi_calls: tuple[int, int],
+        yaku: tuple[Score, Score], legal: tuple[Action, ...],
+    ) -> None:  # fmt: skip
+        self.seat = seat
+        self.round = round
+        self.rounds = rounds
+        self.dealer = dealer
+        self.leader = leader
+        self.turn = turn
+        self.to_move = to_move
+        self.decision = decision
+        self.hand = hand
+        self.field = field
+        self.captured = captured
+        self.opponent_hand_size = opponent_hand_size
+        self.stock_size = stock_size
+        self.drawn = drawn
+        self.scores = scores
+        self.koikoi_calls = koikoi_calls
+        self.yaku = yaku
+        self.legal = legal
 
 
 def observe(state: State, seat: int) -> View:

@@ -47,30 +47,42 @@ _ORDER: Final = tuple(Yaku)
 _RANK: Final = {y: i for i, y in enumerate(_ORDER)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class YakuScore:
-    """One yaku held: its name, the cards that form it and its points."""
+    """One yaku held: its name, the cards that form it and its points. Treat as read-only (not frozen: see
+    :class:`Score`)."""
 
     name: Yaku
     points: int
     cards: Mask
+
+    def __init__(self, name: Yaku, points: int, cards: Mask) -> None:  # written out: compiled, it is native
+        self.name = name
+        self.points = points
+        self.cards = cards
 
     def card_ids(self) -> list[str]:
         """The cards that form it, as canonical ids."""
         return C.ids_of(self.cards)
 
     def __reduce__(self) -> tuple[type[YakuScore], tuple[Any, ...]]:
-        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        """Pickle and copy by the fields."""
         return YakuScore, (self.name, self.points, self.cards)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, unsafe_hash=True)
 class Score:
-    """The yaku of a capture pile, their sum (``base``) and what a stop scores (``total``)."""
+    """The yaku of a capture pile, their sum (``base``) and what a stop scores (``total``). Treat as read-only: it
+    is not frozen, so that its constructor, written out, is native in the compiled engine (every view has two)."""
 
     yaku: tuple[YakuScore, ...]
     base: int
     total: int
+
+    def __init__(self, yaku: tuple[YakuScore, ...], base: int, total: int) -> None:
+        self.yaku = yaku
+        self.base = base
+        self.total = total
 
     def to_json(self) -> dict[str, object]:
         """``{"yaku": [{"name", "points", "cards"}...], "total": N}``."""
@@ -80,7 +92,7 @@ class Score:
         }
 
     def __reduce__(self) -> tuple[type[Score], tuple[Any, ...]]:
-        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
+        """Pickle and copy by the fields."""
         return Score, (self.yaku, self.base, self.total)
 
 
