@@ -23,6 +23,7 @@ from referee.protocol import (
     parse_answer,
     public_event_message,
     public_event_text,
+    request_legal,
     request_legal_text,
     request_message,
 )
@@ -137,6 +138,16 @@ def test_a_request_written_from_cached_texts_is_the_json_of_its_dict() -> None:
                 assert encode(request) == (json.dumps(dict(request), separators=(",", ":")) + "\n").encode()
                 legal = json.dumps(request["legal"], separators=(",", ":"))
                 assert request_legal_text(request) == legal == request_legal_text(dict(request))
+                # A lean request (a bot seat's) holds no view or legal objects, and writes the same line.
+                lean = request_message(5, observe(state, state.to_move), 1000, 2**40, lean=True)
+                lean["id"] = seed + 10**12
+                assert "view" not in lean and "legal" not in lean
+                assert encode(lean) == encode(request)
+                assert request_legal(lean) == request["legal"] == request_legal(request)
+                assert request_legal_text(lean) == legal
+                lean["id"] = "x"  # the generic encoder's path writes the full request too
+                request["id"] = "x"
+                assert encode(lean) == encode(request)
                 state = apply(state, legal_actions(state)[seed % len(legal_actions(state))])
 
 

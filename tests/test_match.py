@@ -29,6 +29,7 @@ from referee.match import (
 from referee.protocol import encode, validate_referee_message
 from referee.replay import verify
 from referee.seats import BotSeat, SeatFailure
+from referee.seats.function import FunctionSeat
 from referee.seats.process import Limits
 from referee.seats.scripted import Answer, ScriptedSeat, first_legal, last_legal
 
@@ -401,3 +402,24 @@ def test_every_message_a_seat_gets_is_a_valid_protocol_message(preset: str, seed
         for msg, line in zip(seat.received, seat.lines, strict=True):
             validate_referee_message(msg)
             assert line == encode(msg)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_earlier_decision_is_in_the_replay_file_when_a_seat_is_asked(tmp_path: Path, preset: str) -> None:
+    path = tmp_path / "m.jsonl"
+    seen: list[int] = []
+
+    def choose(request: dict[str, Any]) -> dict[str, Any]:
+        lines = [json.loads(x) for x in path.read_text().splitlines()]  # the file exists from the first request
+        assert [x["type"] for x in lines[:3]] == ["header", "hello", "hello"]
+        seen.append(sum(x["type"] == "decision" for x in lines))
+        legal: list[dict[str, Any]] = request["legal"]
+        return legal[len(seen) % len(legal)]
+
+    def seat(config: MatchConfig, i: int) -> FunctionSeat:
+        return FunctionSeat(choose, f"f{i}")
+
+    result = run_match((seat, seat), MatchConfig(PRESETS[preset], 11, replay_path=path))
+    assert result.forfeit is None and result.decisions == len(seen) > 0
+    assert seen == list(range(len(seen)))  # the lines of decision k reached the file before request k + 1
+    assert verify(path).ok

@@ -78,6 +78,79 @@ def test_lines_round_trip_and_eof_is_closed() -> None:
     run(main())
 
 
+ECHO_ON_DEMAND = script(
+    "import sys\nfor l in sys.stdin: sys.stdout.write(l.strip().replace(',', '\\n') + '\\n'); sys.stdout.flush()"
+)
+"""Echoes each line at once; ``a,b`` comes back as two lines in one write (the second then waits in the buffer)."""
+
+
+def test_a_short_deadline_after_long_ones_still_times_out() -> None:
+    async def main() -> None:
+        p = BotProcess(ECHO_ON_DEMAND)
+        await p.start()
+        for k in range(3):  # reads answered against a 30 s deadline: one timer, armed for it
+            p.write(b"%d\n" % k)
+            assert await p.read_line(30.0) == b"%d" % k
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await p.read_line(0.3)  # nothing was asked: no answer comes
+        assert 0.29 <= time.monotonic() - t0 < 20.0  # its own deadline, not the armed 30 s one
+        await p.close()
+
+    run(main())
+
+
+def test_an_earlier_reads_timer_does_not_end_a_later_read() -> None:
+    async def main() -> None:
+        p = BotProcess(ECHO_ON_DEMAND)
+        await p.start()
+        p.write(b"a,b\n")
+        assert await p.read_line(30.0) == b"a"
+        assert await p.read_line(0.05) == b"b"  # already read in: the timer is armed for this short deadline
+        # The next read has a later deadline, and its answer is asked for after the short one is due.
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, p.write, b"c\n")
+        assert await p.read_line(60.0) == b"c"
+        p.write(b"d\n")
+        assert await p.read_line(30.0) == b"d"
+        await p.close()
+
+    run(main())
+
+
+def test_a_timer_due_with_no_read_pending_leaves_the_next_read_timed() -> None:
+    async def main() -> None:
+        p = BotProcess(ECHO_ON_DEMAND)
+        await p.start()
+        p.write(b"a,b\n")
+        assert await p.read_line(30.0) == b"a"
+        assert await p.read_line(0.05) == b"b"
+        await asyncio.sleep(0.3)  # the timer comes due between reads
+        with pytest.raises(TimeoutError):
+            await p.read_line(0.1)
+        p.write(b"c\n")
+        assert await p.read_line(30.0) == b"c"
+        await p.close()
+
+    run(main())
+
+
+def test_a_read_cancelled_from_outside_is_a_cancellation_not_a_timeout() -> None:
+    async def main() -> None:
+        p = BotProcess(ECHO_ON_DEMAND)
+        await p.start()
+        task = asyncio.ensure_future(p.read_line(30.0))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        p.write(b"a\n")
+        assert await p.read_line(10.0) == b"a"
+        await p.close()
+
+    run(main())
+
+
 def test_exit_is_reported_with_its_status() -> None:
     async def main() -> None:
         p = BotProcess(script("import sys; sys.stdout.write('partial'); sys.exit(7)"))

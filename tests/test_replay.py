@@ -420,6 +420,37 @@ def test_a_writer_stopped_midway_leaves_a_signed_prefix(replay: Path, tmp_path: 
     writer.close()
 
 
+def test_the_writer_creates_its_file_at_the_first_flush_and_encodes_lines_then(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    writer = ReplayWriter(path)
+    line = {"type": "hello", "seat": 1, "name": "a", "version": None}
+    writer.write(line)
+    writer.decision(1, 1, "play", '[{"play":"jan-1"}]', '{"play":"jan-1"}', 1.5)
+    assert not path.exists()  # nothing flushed yet: the match flushes while the first bot thinks
+    writer.flush()
+    assert [json.loads(x) for x in path.read_text().splitlines()] == [
+        line,
+        {"type": "decision", "seat": 1, "id": 1, "decision": "play", "legal": [{"play": "jan-1"}],
+         "action": {"play": "jan-1"}, "ms": 1.5},
+    ]  # fmt: skip
+    writer.close()
+    empty = tmp_path / "empty.jsonl"
+    ReplayWriter(empty).close()
+    assert empty.read_bytes() == b""  # a replay with no line is still there, empty
+
+
+def test_a_replay_path_that_cannot_be_created_fails_at_the_first_flush_once(tmp_path: Path) -> None:
+    path = tmp_path / "taken.jsonl"
+    path.mkdir()
+    writer = ReplayWriter(path)
+    writer.write_line('{"type":"x"}')
+    with pytest.raises(IsADirectoryError):
+        writer.flush()
+    writer.write_line('{"type":"y"}')
+    writer.flush()  # the writer gave up: no second error
+    writer.close()
+
+
 def _cli(*args: str, home: Path, exe: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_DATA_HOME": str(home)}
     return subprocess.run([str(exe), "replay", *args], capture_output=True, text=True, timeout=60, env=env)
