@@ -40,10 +40,10 @@ from referee.protocol import (
     action_text,
     answer_index,
     check_hello,
-    encode,
     error_message,
     event_json,
     event_message,
+    event_text,
     full_event_message,
     hello_message,
     legal_index,
@@ -275,8 +275,8 @@ async def _send_events(
             if writer is not None:
                 writer.write(full_event_message(e))
             for i in (0, 1):
-                msg = event_message(e, i)
-                per_seat[i].append((msg, encode(msg)))
+                msg = event_message(e, i) if messages else _NO_MESSAGE
+                per_seat[i].append((msg, (event_text(e, i) + "\n").encode()))
             continue
         public: Any = e
         text = public_event_text(public)

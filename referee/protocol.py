@@ -57,11 +57,11 @@ __all__ = [
     "HelloMsg", "IllegalAction", "InvalidJson", "InvalidMessage", "NewMatchMsg", "ProtocolError",
     "ProtocolMismatch", "RefereeMessage", "RequestMsg", "action_answer", "action_from_json", "action_json",
     "action_text", "answer_index", "bye_message", "check_action", "check_hello", "encode", "error_message",
-    "event_json", "event_message", "full_event_json", "full_event_message", "hello_answer", "hello_message",
-    "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message", "parse_answer",
-    "parse_bot_message", "public_event_message", "public_event_text", "request_legal", "request_legal_text",
-    "request_message", "schema_text", "seat_event_from_json", "validate_referee_message", "view_json", "view_text",
-    "wire_seat",
+    "event_json", "event_message", "event_text", "full_event_json", "full_event_message", "hello_answer",
+    "hello_message", "json_schema", "legal_action", "legal_index", "legal_text", "new_match_message",
+    "parse_answer", "parse_bot_message", "public_event_message", "public_event_text", "request_legal",
+    "request_legal_text", "request_message", "schema_text", "seat_event_from_json", "validate_referee_message",
+    "view_json", "view_text", "wire_seat",
 ]  # fmt: skip
 
 
@@ -739,20 +739,44 @@ def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
     return msg
 
 
-_TURN_TEXT: dict[tuple[type, int, int, int, bool], str] = {}
+_TURN_TEXT: dict[tuple[Any, ...], str] = {}
 _TEXT_CAP = 1 << 16
 
 
 def public_event_text(event: ev.PublicEvent) -> str:
     """:func:`public_event_message` as compact JSON text (what :func:`encode` writes, without the newline); the
-    text of the turn's events (play, draw, draw capture) is built once per distinct event."""
+    text of the turn's events (play, draw, draw capture) and of yaku and koi-koi events is built once per
+    distinct event."""
     t = type(event)
+    e: Any = event
+    key: tuple[Any, ...]
     if t is ev.Play or t is ev.Draw or t is ev.DrawCapture:
-        e: Any = event
         key = (t, e.seat, e.card, e.captured, e.choice if t is ev.Draw else False)
-        text = _TURN_TEXT.get(key)
-        return text if text is not None else _remember(_TURN_TEXT, key, _dumps(public_event_message(event)))
-    return _dumps(public_event_message(event))
+    elif t is ev.YakuMade:
+        key = (t, e.seat, e.points, e.yaku, e.last_turn)
+    elif t is ev.KoikoiDecision:
+        key = (t, e.seat, e.koikoi, e.calls)
+    else:
+        return _dumps(public_event_message(event))
+    text = _TURN_TEXT.get(key)
+    return text if text is not None else _remember(_TURN_TEXT, key, _dumps(public_event_message(event)))
+
+
+def event_text(event: ev.Event, seat: int) -> str:
+    """:func:`event_message` as compact JSON text (what :func:`encode` writes, without the newline): a deal as
+    ``seat`` sees it (:func:`visible_event`) written from cached card-list texts, any other event as
+    :func:`public_event_text`."""
+    if isinstance(event, ev.RoundStart):
+        d: Any = visible_event(event, seat)
+        return (
+            f'{{"type":"event","event":"round_start","round":{d.round},"dealer":{d.dealer + 1},'
+            f'"leader":{d.leader + 1},"hand":{_ids_text(d.hand)},"field":{_ids_text(d.field)},'
+            f'"opponent_hand_size":{d.opponent_hand_size},"stock_size":{d.stock_size}}}'
+        )
+    if isinstance(event, ev.Misdeal):
+        return _dumps(event_message(event, seat))
+    public: Any = event
+    return public_event_text(public)
 
 
 def _remember(cache: dict[Any, str], key: Any, text: str, cap: int = _TEXT_CAP) -> str:

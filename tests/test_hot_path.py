@@ -18,6 +18,8 @@ from referee.protocol import (
     action_text,
     answer_index,
     encode,
+    event_message,
+    event_text,
     legal_index,
     legal_text,
     parse_answer,
@@ -119,6 +121,8 @@ def test_cached_texts_are_what_encode_writes() -> None:
                 if not isinstance(e, RoundStart | Misdeal):
                     assert public_event_text(e) + "\n" == encode(public_event_message(e)).decode()
                     assert public_event_text(e) + "\n" == encode(public_event_message(e)).decode()  # cached
+                for seat in (0, 1):
+                    assert event_text(e, seat) + "\n" == encode(event_message(e, seat)).decode()
             if state.is_over:
                 assert isinstance(state.events[-1], MatchEnd)
                 break
