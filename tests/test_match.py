@@ -195,6 +195,43 @@ def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Pat
     assert ids == list(range(1, len(ids) + 1))  # increasing per process, across matches
 
 
+ONE_MATCH = (
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    m = json.loads(line)\n"
+    "    if m['type'] == 'hello': print(json.dumps({'type': 'hello', 'name': 'once'}), flush=True)\n"
+    "    if m['type'] == 'request':\n"
+    "        print(json.dumps({'type': 'action', 'id': m['id'], 'action': m['legal'][0]}), flush=True)\n"
+    "    if m.get('event') == 'match_end': sys.exit(0)\n"
+)
+"""A bot that plays one match and exits after its ``match_end``."""
+ROOMY = TimeControl(startup_ms=60_000, move_ms=10_000, bank_ms=60_000)  # where the clock is not the point
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_a_reused_bot_that_ended_after_its_last_match_forfeits_the_next_at_once(tmp_path: Path, both: bool) -> None:
+    once = tmp_path / "once.py"
+    once.write_text(ONE_MATCH)
+
+    async def main() -> MatchResult:
+        seats = (BotSeat(str(once)), BotSeat(str(once) if both else FIRST))
+        try:
+            first = await play_match(seats, MatchConfig(PRESETS["koikoi-japan"], 1, time=ROOMY))
+            assert first.forfeit is None
+            await asyncio.wait_for(seats[0].process.exit_text(60.0), 90.0)  # it has exited, and the loop knows
+            if both:
+                await asyncio.wait_for(seats[1].process.exit_text(60.0), 90.0)
+            assert seats[0].process.returncode == 0
+            return await play_match(seats, MatchConfig(PRESETS["koikoi-japan"], 2, time=ROOMY))
+        finally:
+            await asyncio.gather(*(s.close() for s in seats))
+
+    result = asyncio.run(main())
+    assert result.forfeit is not None and result.forfeit.reason is Failure.CRASH and result.decisions == 0
+    assert "exited with status 0" in result.forfeit.detail
+    assert result.winner == (None if both else 1)
+
+
 # ------------------------------------------------------------------------- scripted seats: no process at all
 
 

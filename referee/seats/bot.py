@@ -96,6 +96,8 @@ class BotSeat(Seat):
         :meth:`flush`), so that the announcement, the deal and the request reach the bot in one write."""
         self.matches += 1
         msg["match"]["index"] = self.matches
+        if self.process.returncode is not None:  # it ended after its last match: it forfeits this one at once
+            raise self._fail(Failure.CRASH, await self.process.exit_text())
         self._held.append(encode(msg))
 
     async def send(self, msg: dict[str, Any]) -> None:
