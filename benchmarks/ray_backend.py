@@ -56,7 +56,7 @@ def on_ray(config: TournamentConfig, jobs: int, folder: Path, address: str) -> t
         store.append(Record(spec, result))
 
     t0 = time.perf_counter()
-    with RayRun(config, folder, store.pending(), jobs, store.key, address) as run:
+    with RayRun(config, store.output(), store.pending(), jobs, address) as run:
         t1 = time.perf_counter()
         run.run(emit, lambda: False)
         t2 = time.perf_counter()

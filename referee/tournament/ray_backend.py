@@ -53,7 +53,7 @@ from referee.seats.process import ProcessError, check_command, kill_all_now
 from referee.tournament.config import TournamentConfig, TournamentError
 from referee.tournament.runner import Emit, WorkerError, bot_limits, close_seats, play_unit
 from referee.tournament.schedule import MatchSpec, work_units
-from referee.tournament.store import replay_file
+from referee.tournament.store import Output
 
 BACKENDS = ("local", "ray")
 """The values of ``--backend``."""
@@ -107,13 +107,13 @@ def _enter(cwd: str) -> None:
 class SlotWorker:
     """A worker slot on a node (a Ray actor): plays units on its own cache of bot processes, result by result."""
 
-    def __init__(self, config_json: dict[str, Any], key: bytes | None, cwd: str, compress: bool = False) -> None:
+    def __init__(self, config_json: dict[str, Any], out: Output, cwd: str) -> None:
+        """``out``: the driver's output settings; this slot writes with them into a staging folder of its own."""
         _enter(cwd)
-        self.compress = compress
         adopt_orphans()  # the bots' orphans re-parent to this actor's process and are reaped here
         self.config = TournamentConfig.from_json(config_json)
-        self.key = key
         self.staging = Path(tempfile.mkdtemp(prefix="koikoi-ray-"))
+        self.out = dataclasses.replace(out, root=self.staging)
         (self.staging / "replays").mkdir()
         (self.staging / "logs").mkdir()
         self.seats: dict[str, BotSeat] = {}
@@ -138,7 +138,7 @@ class SlotWorker:
             done.put_nowait((spec, result))
 
         task = asyncio.ensure_future(
-            play_unit(self.config, self.staging, unit, emit, lambda: self.stopping, self.seats, self.key, self.compress)
+            play_unit(self.config, self.out, unit, emit, lambda: self.stopping, self.seats)
         )
         task.add_done_callback(lambda _: done.put_nowait(None))
         loop = asyncio.get_running_loop()
@@ -160,7 +160,7 @@ class SlotWorker:
         task.result()  # a failure of the unit (a bug, an unwritable staging folder) reaches the driver
 
     def _ship(self, spec: MatchSpec, result: MatchResult) -> Shipment:
-        replay_path = replay_file(self.staging, spec.match_id, self.compress)
+        replay_path = self.out.replay(spec.match_id)
         replay = replay_path.read_bytes() if replay_path.exists() else None
         with contextlib.suppress(FileNotFoundError):
             replay_path.unlink()
@@ -345,20 +345,16 @@ class RayRun:
     def __init__(
         self,
         config: TournamentConfig,
-        root: Path,
+        out: Output,
         matches: Sequence[MatchSpec],
         jobs: int,
-        key: bytes | None = None,
         address: str | None = None,
         working_dir: str | None = None,
-        *,
-        compress: bool = False,
     ) -> None:
         # with a shipped working directory, relative bot paths are read in each node's copy of it
         self.config = config if working_dir is None else dataclasses.replace(config, workdir=None)
-        self.compress = compress
-        self.root = root
-        self.key = key
+        self.out = out
+        self.root = out.root
         self.address = address
         self.working_dir = working_dir
         # bots start from the copy of the working directory where one is shipped, else from the driver's folder
@@ -402,7 +398,7 @@ class RayRun:
         return self
 
     def _add_actor(self) -> None:
-        actor = self._actor_class.remote(self.config.to_json(), self.key, self.cwd, self.compress)
+        actor = self._actor_class.remote(self.config.to_json(), self.out, self.cwd)
         self._all.append(actor)
         self._starting[actor.node.remote()] = actor
 
@@ -526,7 +522,7 @@ class RayRun:
         """The match's replay, its bots' new log output and its node, into the output folder (written like the
         local backend's: the result line that follows is the one fsynced)."""
         if shipment.replay is not None:
-            replay_file(self.root, spec.match_id, self.compress).write_bytes(shipment.replay)
+            self.out.replay(spec.match_id).write_bytes(shipment.replay)
         self._append_logs(shipment.logs)
         if self._nodes is None:
             path = self.root / "logs" / NODES_CSV

@@ -34,7 +34,7 @@ from referee.seats.descendants import adopt_orphans
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
-from referee.tournament.store import OutputError, output_error, replay_file
+from referee.tournament.store import Output, OutputError, output_error
 
 
 def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
@@ -94,16 +94,14 @@ def seat_key(name: str, game: str) -> str:
 
 async def play_unit(
     config: TournamentConfig,
-    root: Path,
+    out: Output,
     specs: Sequence[MatchSpec],
     emit: Emit,
     should_stop: Callable[[], bool],
     seats: dict[str, BotSeat],
-    replay_key: bytes | None = None,
-    compress: bool = False,
 ) -> int:
-    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots; returns matches played
-    (replays as ``.jsonl.gz`` with ``compress``).
+    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots, with replays and logs written
+    to ``out``; returns matches played.
 
     :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
     """
@@ -117,12 +115,12 @@ async def play_unit(
         keys = (seat_key(spec.seats[0], spec.lot), seat_key(spec.seats[1], spec.lot))
         for name, key in zip(spec.seats, keys, strict=True):
             if key not in seats:
-                log = root / "logs" / f"{spec.match_id}.{name}.log"
+                log = out.log(spec.match_id, name)
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config, name))
         pair = (seats[keys[0]], seats[keys[1]])
-        replay = replay_file(root, spec.match_id, compress)
+        replay = out.replay(spec.match_id)
         try:
-            result = await play_match(pair, match_config(config, spec, replay, replay_key))
+            result = await play_match(pair, match_config(config, spec, replay, out.key))
         except OSError as exc:
             raise output_error(exc, replay) from None
         emit(spec, result)
@@ -135,16 +133,9 @@ async def play_unit(
 
 
 def run_serial(
-    config: TournamentConfig,
-    root: Path,
-    matches: Sequence[MatchSpec],
-    emit: Emit,
-    should_stop: Callable[[], bool],
-    key: bytes | None = None,
-    compress: bool = False,
+    config: TournamentConfig, out: Output, matches: Sequence[MatchSpec], emit: Emit, should_stop: Callable[[], bool]
 ) -> None:
-    """Play ``matches`` in this process, one unit after another (``-j 1``); replays signed with ``key``, and
-    compressed with ``compress``."""
+    """Play ``matches`` in this process, one unit after another (``-j 1``), writing to ``out``."""
 
     async def _all() -> None:
         seats: dict[str, BotSeat] = {}
@@ -152,7 +143,7 @@ def run_serial(
             for unit in work_units(list(matches), 1):
                 if should_stop():
                     return
-                await play_unit(config, root, unit, emit, should_stop, seats, key, compress)
+                await play_unit(config, out, unit, emit, should_stop, seats)
         finally:
             await close_seats(seats)
 
@@ -170,10 +161,7 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
-def _worker(
-    config_json: dict[str, Any], root: str, tasks: Any, results: Any, stop: Any, parent: int, key: bytes | None,
-    compress: bool,
-) -> None:  # fmt: skip
+def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, stop: Any, parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops the workers
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -193,7 +181,7 @@ def _worker(
                 break
             if not stop.is_set():
                 played += loop.run_until_complete(
-                    play_unit(config, Path(root), unit, emit, stop.is_set, seats, key, compress)
+                    play_unit(config, out, unit, emit, stop.is_set, seats)
                 )
     except OutputError as exc:
         results.put(("fault", str(exc)))
@@ -215,14 +203,9 @@ class ParallelRun:
     calls ``emit`` in this process, in completion order.
     """
 
-    def __init__(
-        self, config: TournamentConfig, root: Path, matches: Sequence[MatchSpec], jobs: int, key: bytes | None = None,
-        compress: bool = False,
-    ) -> None:  # fmt: skip
+    def __init__(self, config: TournamentConfig, out: Output, matches: Sequence[MatchSpec], jobs: int) -> None:
         self.config = config
-        self.key = key
-        self.compress = compress
-        self.root = root
+        self.out = out
         self.by_id = {m.match_id: m for m in matches}
         self.units = work_units(list(matches), jobs)
         self.jobs = max(1, min(jobs, len(self.units)))
@@ -237,8 +220,7 @@ class ParallelRun:
             self.tasks.put(unit)
         for _ in range(self.jobs):
             self.tasks.put(None)
-        args = (self.config.to_json(), str(self.root), self.tasks, self.results, self.stop, os.getpid(), self.key,
-                self.compress)  # fmt: skip
+        args = (self.config.to_json(), self.out, self.tasks, self.results, self.stop, os.getpid())
         for i in range(self.jobs):
             p = self.ctx.Process(target=_worker, args=args, name=f"koikoi-worker-{i + 1}", daemon=False)
             p.start()
@@ -275,7 +257,7 @@ class ParallelRun:
         if faults:
             raise OutputError(faults[0])
         if errors:
-            log = self.root / "logs" / "worker-error.log"
+            log = self.out.root / "logs" / "worker-error.log"
             with contextlib.suppress(OSError):
                 log.write_text(errors[0], encoding="utf-8")
             last = errors[0].strip().splitlines()[-1] if errors[0].strip() else "?"

@@ -105,7 +105,7 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
     """
     tracker = _SprtTracker(store)
     pending = [] if tracker.decided else store.pending()
-    jobs, compress = store.options.jobs, store.options.compress
+    jobs, out = store.options.jobs, store.output()
     from referee.tournament.runner import ParallelRun, run_serial
 
     def emit(spec: MatchSpec, result: MatchResult) -> None:
@@ -125,14 +125,14 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
             from referee.tournament.ray_backend import RayRun
 
             where = (store.options.ray_address, store.options.ray_working_dir)
-            with RayRun(store.config, store.root, pending, jobs, store.key, *where, compress=compress) as ray_run, bar:
+            with RayRun(store.config, out, pending, jobs, *where) as ray_run, bar:
                 ray_run.run(emit, should_stop)
         elif pending and jobs > 1:
-            with ParallelRun(store.config, store.root, pending, jobs, store.key, compress) as runner, bar:
+            with ParallelRun(store.config, out, pending, jobs) as runner, bar:
                 runner.run(emit, should_stop)
         elif pending:
             with bar:
-                run_serial(store.config, store.root, pending, emit, should_stop, store.key, compress)
+                run_serial(store.config, out, pending, emit, should_stop)
         return summarize(store, decided=tracker.decided)
     except OSError as exc:
         raise output_error(exc) from None

@@ -24,6 +24,7 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -147,9 +148,13 @@ class Store:
         """The bot log folder."""
         return self.root / "logs"
 
+    def output(self) -> Output:
+        """Where and how this run's matches are written."""
+        return Output(self.root, self.key, self.options.compress)
+
     def replay_path(self, spec: MatchSpec) -> Path:
         """Where the replay of ``spec`` goes (``.jsonl.gz`` when the run compresses its replays)."""
-        return replay_file(self.root, spec.match_id, self.options.compress)
+        return self.output().replay(spec.match_id)
 
     @property
     def done(self) -> int:
@@ -371,6 +376,26 @@ class Store:
         if self._lock is not None:
             unlock_folder(self._lock)
             self._lock = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how the matches of a run are written: the folder (``replays/``, ``logs/``), the key that signs
+    the replays (None: unsigned) and whether they are compressed (``.jsonl.gz``). Every backend's workers get one
+    (a Ray slot's has its staging folder as ``root``)."""
+
+    root: Path
+    key: bytes | None = field(default=None, repr=False)
+    compress: bool = False
+
+    def replay(self, match_id: str) -> Path:
+        """The replay file of match ``match_id``."""
+        return replay_file(self.root, match_id, self.compress)
+
+    def log(self, match_id: str, bot: str) -> Path:
+        """The stderr log of ``bot`` in match ``match_id`` (a bot process reused for several matches keeps the
+        log of its first)."""
+        return self.root / "logs" / f"{match_id}.{bot}.log"
 
 
 def replay_file(root: Path, match_id: str, compress: bool = False) -> Path:
