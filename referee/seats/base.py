@@ -108,7 +108,8 @@ class Seat(ABC):
         ``meanwhile`` is called once, after the request is sent and before the answer is awaited: the match's
         bookkeeping (the replay's lines) runs while the seat thinks. A bot's time runs from the moment its request
         is written to the moment its answer is read, so that work counts in it only where the bot answered
-        sooner than the work took (microseconds).
+        sooner than the work took: microseconds, a fraction of a millisecond at a match's first request (the
+        replay file is created then).
 
         The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
         Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
