@@ -864,8 +864,14 @@ def _join_ids_text(mask: int) -> str:
     return "[" + ",".join(parts) + "]"
 
 
+_SCORE_TEXT: dict[Score, str] = {}
+
+
 def _score_text(sc: Score) -> str:
-    return f'{{"yaku":[],"total":{sc.total}}}' if not sc.yaku else _dumps(_score_json(sc))
+    if not sc.yaku:
+        return f'{{"yaku":[],"total":{sc.total}}}'
+    text = _SCORE_TEXT.get(sc)
+    return text if text is not None else _remember(_SCORE_TEXT, sc, _dumps(_score_json(sc)), _IDS_TEXT_CAP)
 
 
 def _opt_int(value: int | None) -> str:
