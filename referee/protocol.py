@@ -897,10 +897,13 @@ def _request_line(msg: _Request) -> bytes:
     t = msg["time"]
     rid = msg["id"]
     if type(rid) is not int or type(t["move_ms"]) is not int or type(t["bank_ms"]) is not int:
-        full = dict(msg)
-        full.setdefault("view", view_json(msg.view))
-        full.setdefault("legal", [action_json(a) for a in msg.view.legal])
-        return _dumps({k: full[k] for k in ("type", "id", "decision", "view", "legal", "time")}).encode() + b"\n"
+        if "view" in msg:
+            return _dumps(msg).encode() + b"\n"
+        head = ("type", "id", "decision")  # a lean request: its view and legal objects go where a full one has them
+        full = {k: msg[k] for k in head}
+        full.update(view=view_json(msg.view), legal=[action_json(a) for a in msg.view.legal])
+        full.update((k, v) for k, v in msg.items() if k not in head)
+        return _dumps(full).encode() + b"\n"
     return (
         f'{{"type":"request","id":{rid},"decision":{_dumps(msg["decision"])},"view":{view_text(msg.view)},'
         f'"legal":{msg.legal_text},"time":{{"move_ms":{t["move_ms"]},"bank_ms":{t["bank_ms"]}}}}}\n'
