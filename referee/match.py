@@ -144,7 +144,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 request = request_message(0, view, move_ms, int(bank[p]), lean=not seat.messages)
                 try:
                     # The replay's lines of the last decision reach the file while the seat thinks.
-                    line, ms = await seat.decide(request, (move_ms + bank[p]) / 1000.0, flush)
+                    line, ms = await seat.ask(request, (move_ms + bank[p]) / 1000.0, flush)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)

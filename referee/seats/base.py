@@ -100,19 +100,23 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[bytes, float]:
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
         """Send ``request`` (its ``id`` is set here) and return the answer line and the milliseconds it took.
-
-        ``meanwhile`` is called once, after the request is sent and before the answer is awaited: the match's
-        bookkeeping (the replay's lines) runs while the seat thinks. A bot's time runs from the moment its request
-        is written to the moment its answer is read, so that work counts in it only where the bot answered
-        sooner than the work took: microseconds, a fraction of a millisecond at a match's first request (the
-        replay file is created then).
 
         The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
         Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
+
+    async def ask(
+        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[bytes, float]:
+        """:meth:`decide`, with ``meanwhile`` called once while the seat thinks: the match's bookkeeping (the
+        replay's lines) then costs no wall time. This default calls it first; a bot process calls it once its
+        request is written, and its time, which runs from that write to the read of its answer, then holds that
+        work only where the bot answered sooner than the work took: microseconds, a fraction of a millisecond at
+        a match's first request (the replay file is created then)."""
+        if meanwhile is not None:
+            meanwhile()
+        return await self.decide(request, timeout_s)
 
     @abstractmethod
     async def close(self) -> None:

@@ -117,11 +117,15 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` with the next id; return the bot's next line, read within ``timeout_s``, and the
+        milliseconds it took."""
+        return await self.ask(request, timeout_s)
+
+    async def ask(
         self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
     ) -> tuple[bytes, float]:
-        """Send ``request`` with the next id (then call ``meanwhile``); return the bot's next line, read within
-        ``timeout_s``, and the milliseconds it took."""
+        """:meth:`decide`, calling ``meanwhile`` once the request is written."""
         rid = self._next_id
         self._next_id = rid + 1
         request["id"] = rid

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, Any
 
 from referee.bot import Chooser, Observer, answer
@@ -62,16 +61,11 @@ class FunctionSeat(Seat):
         """Show one message to the observer."""
         self._see(msg)
 
-    async def decide(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[bytes, float]:
-        """Call ``meanwhile``, then ``choose`` on the request (with the next id); return its answer line and the
-        time ``choose`` took."""
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Call ``choose`` on the request (with the next id) and return its answer line and the time taken."""
         request["id"] = self._next_id
         self._next_id += 1
         copy = json.loads(encode(request))
-        if meanwhile is not None:
-            meanwhile()
         t0 = time.perf_counter()
         line = encode(answer(copy, self.choose, self.stderr or sys.stderr))
         return line, (time.perf_counter() - t0) * 1000.0

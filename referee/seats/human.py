@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -261,18 +261,13 @@ class HumanSeat(Seat):
         if self._interrupt is not None and not any(m.get("event") == "match_end" for m in msgs):
             raise self._fail(self._interrupt)
 
-    async def decide(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[bytes, float]:
-        """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply);
-        ``meanwhile`` is called before asking."""
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply)."""
         rid = self._next_id
         self._next_id = rid + 1
         request["id"] = rid
         if self._interrupt is not None:
             raise self._fail(self._interrupt)
-        if meanwhile is not None:
-            meanwhile()
         t0 = time.perf_counter()
         try:
             action = await self._ask(request["decision"], request["view"], request["legal"])

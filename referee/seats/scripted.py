@@ -148,16 +148,12 @@ class ScriptedSeat(Seat):
         """Record one message."""
         self._record(msg)
 
-    async def decide(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[bytes, float]:
-        """Record ``request`` (with the next id), call ``meanwhile``, and give the scripted or the policy's
-        answer; an answer that would take longer than ``timeout_s`` is a timeout, as for a bot."""
+    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+        """Record ``request`` (with the next id) and give the scripted or the policy's answer; an answer that
+        would take longer than ``timeout_s`` is a timeout, as for a bot."""
         rid = request["id"] = self._next_id
         self._next_id += 1
         self._record(request)
-        if meanwhile is not None:
-            meanwhile()
         line, ms = self._answer(request, None)
         if ms > timeout_s * 1000.0:
             self.failed = SeatFailure(Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms")
