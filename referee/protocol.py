@@ -883,11 +883,14 @@ def view_text(view: View) -> str:
     drawn = f'"{CARD_IDS[view.drawn]}"' if view.drawn >= 0 else "null"
     decision = "null" if view.decision is None else _dumps(view.decision)
     (s0, s1), (k0, k1), (y0, y1), (c0, c1) = view.scores, view.koikoi_calls, view.yaku, view.captured
+    ids = _IDS_TEXT.get  # a hit skips the call of _ids_text (five card lists per view)
     return (
         f'{{"seat":{view.seat + 1},"round":{view.round},"rounds":{view.rounds},"dealer":{view.dealer + 1},'
         f'"leader":{view.leader + 1},"turn":{view.turn},"to_move":{_opt_int(_opt_seat(view.to_move))},'
-        f'"decision":{decision},"hand":{_ids_text(view.hand)},"field":{_ids_text(view.field)},'
-        f'"captured":[{_ids_text(c0)},{_ids_text(c1)}],"opponent_hand_size":{view.opponent_hand_size},'
+        f'"decision":{decision},"hand":{ids(view.hand) or _ids_text(view.hand)},'
+        f'"field":{ids(view.field) or _ids_text(view.field)},'
+        f'"captured":[{ids(c0) or _ids_text(c0)},{ids(c1) or _ids_text(c1)}],'
+        f'"opponent_hand_size":{view.opponent_hand_size},'
         f'"stock_size":{view.stock_size},"drawn":{drawn},"scores":[{s0},{s1}],"koikoi_calls":[{k0},{k1}],'
         f'"yaku":[{_score_text(y0)},{_score_text(y1)}]}}'
     )

@@ -60,10 +60,14 @@ class BotSeat(Seat):
         """One line; maps process errors to failures (a :class:`TimeoutError` is the caller's)."""
         try:
             return await self.process.read_line(timeout_s)
-        except LineTooLongError as exc:
-            raise self._fail(Failure.OVERSIZED_LINE, str(exc)) from None
-        except BotClosedError:
-            raise self._fail(Failure.CRASH, await self.process.exit_text()) from None
+        except (LineTooLongError, BotClosedError) as exc:
+            raise await self._read_failure(exc) from None
+
+    async def _read_failure(self, exc: LineTooLongError | BotClosedError) -> SeatFailure:
+        """The failure of a read that raised ``exc``."""
+        if isinstance(exc, LineTooLongError):
+            return self._fail(Failure.OVERSIZED_LINE, str(exc))
+        return self._fail(Failure.CRASH, await self.process.exit_text())
 
     def _write(self, data: bytes) -> None:
         if self._held:
@@ -135,11 +139,13 @@ class BotSeat(Seat):
         if meanwhile is not None:
             meanwhile()
         try:
-            line = await self._read(timeout_s)
+            line = await self.process.read_line(timeout_s)  # not through _read: one coroutine less per decision
         except TimeoutError:
             raise self._fail(
                 Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
             ) from None
+        except (LineTooLongError, BotClosedError) as exc:
+            raise await self._read_failure(exc) from None
         return line, (time.perf_counter() - t0) * 1000.0
 
     async def close(self) -> None:
