@@ -9,6 +9,7 @@ are its only serialisation (seats 0/1 inside, 1/2 on the way out). The shape fol
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -109,15 +110,19 @@ TIME_BUCKET_START_MS = 0.05
 
 
 def time_bucket(ms: float) -> int:
-    """The decision-time bucket of ``ms`` milliseconds (a fixed log scale, so summaries merge by adding)."""
-    if ms <= TIME_BUCKET_START_MS:
-        return 0
+    """The decision-time bucket of ``ms`` milliseconds (a fixed log scale, so summaries merge by adding): the
+    first ``k`` with ``ms <= bucket_upper_ms(k)``."""
+    if ms <= _BUCKET_EDGES[-1]:
+        return bisect_left(_BUCKET_EDGES, ms)
     return max(0, math.ceil(math.log(ms / TIME_BUCKET_START_MS, TIME_BUCKET_RATIO) - 1e-9))
 
 
 def bucket_upper_ms(k: int) -> float:
     """The upper edge of decision-time bucket ``k`` in milliseconds."""
     return TIME_BUCKET_START_MS * TIME_BUCKET_RATIO**k
+
+
+_BUCKET_EDGES = tuple(bucket_upper_ms(k) for k in range(128))  # up to about two days, looked up by bisection
 
 
 @dataclass(frozen=True)

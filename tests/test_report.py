@@ -174,6 +174,16 @@ def test_p95_from_the_histogram_is_within_one_bucket() -> None:
     assert all(bucket_upper_ms(time_bucket(t)) >= t > bucket_upper_ms(time_bucket(t) - 1) for t in times)
 
 
+def test_a_time_falls_in_the_first_bucket_that_holds_it() -> None:
+    edges = [bucket_upper_ms(k) for k in range(1, 140)]  # past the table of edges looked up too
+    for t in [0.0, 0.01, 0.05] + [e * f for e in edges for f in (1 - 1e-12, 1.0, 1 + 1e-12, 1.1)]:
+        k = time_bucket(t)
+        if t <= bucket_upper_ms(126):  # exact where the edges are looked up
+            assert t <= bucket_upper_ms(k) and (k == 0 or t > bucket_upper_ms(k - 1)), t
+        else:  # beyond them (days), by the logarithm: right up to its rounding
+            assert bucket_upper_ms(k - 1) * (1 - 1e-9) < t <= bucket_upper_ms(k) * (1 + 1e-9), t
+
+
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium")
 def test_the_leaderboard_page_in_headless_chromium(site: tuple[Path, str], tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright

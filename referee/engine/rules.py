@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from referee.engine.errors import RulesError
 
@@ -141,7 +141,7 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON/TOML values, in declaration order."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        return {name: _plain(getattr(self, name)) for name in _FIELD_NAMES}
 
     def to_toml(self) -> str:
         """The full option set as a TOML document that :func:`load_rules` reads back."""
@@ -154,6 +154,10 @@ class Rules:
             doc = f.metadata.get("doc", "")
             lines.append(f"{f.name} = {text}" + (f"  # {doc}" if doc else ""))
         return "\n".join(lines) + "\n"
+
+
+_FIELD_NAMES: Final = tuple(f.name for f in fields(Rules))
+"""The fields of :class:`Rules`, in declaration order (a rule set is written out at every match's start)."""
 
 
 def _plain(value: Any) -> Any:

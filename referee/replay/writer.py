@@ -69,7 +69,8 @@ class ReplayWriter:
     ``.gz`` is written gzip-compressed."""
 
     def __init__(self, path: Path, *, key: bytes | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():  # a tournament's replays go to one folder: one look, not a failed mkdir
+            path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._chain = Chain(key)
         self._pending: list[str | dict[str, Any] | _Decision] = []  # encoded and signed at flush
