@@ -18,6 +18,7 @@ import dataclasses
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     clocks = config.clocks
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
-    round_ends: list[dict[str, Any]] = []
+    round_ends: list[RoundEnd] = []  # the public round_end events, made JSON for the result at the end
     decisions = 0
     times: tuple[list[float], list[float]] = ([], [])  # each seat's decision times (ms)
     bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
@@ -185,7 +186,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
-            (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
+            (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
             seat_stats=_seat_stats(seats, times, bank),
         )  # fmt: skip
         if writer is not None:
@@ -260,7 +261,7 @@ async def _send_events(
     seats: tuple[Seat, Seat],
     events: Sequence[Event],
     writer: ReplayWriter | None,
-    round_ends: list[dict[str, Any]],
+    round_ends: list[RoundEnd],
     *,
     flush: bool,
 ) -> None:
@@ -272,8 +273,8 @@ async def _send_events(
     for e in events:
         kind = type(e)
         if kind is RoundStart or kind is Misdeal:
-            if writer is not None:
-                writer.write(full_event_message(e))
+            if writer is not None:  # the replay's full deal is made JSON at the flush, while a seat thinks
+                writer.write_later(partial(full_event_message, e))
             for i in (0, 1):
                 msg = event_message(e, i) if messages else _NO_MESSAGE
                 per_seat[i].append((msg, (event_text(e, i) + "\n").encode()))
@@ -286,7 +287,7 @@ async def _send_events(
         per_seat[0].append(item)
         per_seat[1].append(item)
         if kind is RoundEnd:
-            round_ends.append(event_json(public))
+            round_ends.append(public)
     if writer is not None and flush:
         writer.flush()
     over = bool(events) and type(events[-1]) is MatchEnd
@@ -312,7 +313,7 @@ async def _flush(seats: tuple[Seat, Seat]) -> None:
 
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
-    decisions: int, round_ends: list[dict[str, Any]],
+    decisions: int, round_ends: list[RoundEnd],
 ) -> MatchResult:  # fmt: skip
     seats[f.seat].failed = f.failure
     await _flush(seats)
@@ -323,7 +324,7 @@ async def _forfeit(
     forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(
         config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
-        (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
+        (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
     )  # fmt: skip
     if writer is not None:
         writer.write(_result_line(result))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -51,12 +51,18 @@ _Decision = tuple[int, int, str, str, str, float]
 """A decision line's parts, as given to :meth:`ReplayWriter.decision`."""
 
 
-def _text(item: str | dict[str, Any] | _Decision) -> str:
+_Pending = str | dict[str, Any] | _Decision | Callable[[], dict[str, Any]]
+"""A line written and not yet flushed: its text, its object, a decision's parts, or what makes its object."""
+
+
+def _text(item: _Pending) -> str:
     """The JSON text of a pending line."""
     if isinstance(item, str):
         return item
     if isinstance(item, dict):
         return _dumps(item)
+    if callable(item):
+        return _dumps(item())
     seat, request_id, decision, legal, action, ms = item
     return (
         f'{{"type":"decision","seat":{seat},"id":{request_id},"decision":"{decision}",'
@@ -73,7 +79,7 @@ class ReplayWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._chain = Chain(key)
-        self._pending: list[str | dict[str, Any] | _Decision] = []  # encoded and signed at flush
+        self._pending: list[_Pending] = []  # encoded and signed at flush
         self._zip = zlib.compressobj(GZ_LEVEL, zlib.DEFLATED, 31) if is_compressed(path) else None
         self._file: IO[bytes] | None = None  # created at the first flush (the match's: while a bot thinks)
         self._closed = False
@@ -111,6 +117,12 @@ class ReplayWriter:
         reaches the file at the next :meth:`flush`."""
         if not self._closed:
             self._pending.append(obj)
+
+    def write_later(self, make: Callable[[], dict[str, Any]]) -> None:
+        """Write one line, the object ``make()`` returns at the next :meth:`flush` (work done off the hot path,
+        which must give the object the line would have had now)."""
+        if not self._closed:
+            self._pending.append(make)
 
     def decision(self, seat: int, request_id: int, decision: str, legal: str, action: str, ms: float) -> None:
         """Write a decision line from its parts: ``seat`` 1/2, the ``decision`` name, the request's ``legal``
