@@ -148,7 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--matches", type=int, default=40, help="matches on the referee side (default 40)")
     parser.add_argument("--rules", default="koikoi-japan", choices=sorted(PRESETS))
-    parser.add_argument("--rounds", type=int, default=11, help="interleaved repetitions (default 11)")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved repetitions (default 15)")
     parser.add_argument("--gz", action="store_true", help="write compressed replays (.jsonl.gz)")
     args = parser.parse_args()
     load = os.getloadavg()
