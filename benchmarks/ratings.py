@@ -1,5 +1,6 @@
-"""Speed of the joint ratings: one fit, and the ratings chart of the home page (40 fits), for round robins of
-several sizes on fixed random results::
+"""Speed of the joint ratings: one fit, and the ratings chart of the home page (the Elo without intervals at 40
+checkpoints as the results grow, each started from the one before, as ``rating_history`` does), for round
+robins of several sizes on fixed random results::
 
     .venv/bin/python benchmarks/ratings.py
     .venv/bin/python benchmarks/ratings.py --bots 8 30 60 --repeat 5
@@ -16,7 +17,7 @@ from pathlib import Path
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.tournament.ratings import fit  # noqa: E402
+from referee.tournament.ratings import elos, fit  # noqa: E402
 
 WDL = tuple[int, int, int]
 
@@ -36,9 +37,9 @@ def results(n: int, seed: int = 1) -> tuple[list[str], dict[tuple[str, str], WDL
 
 
 def main() -> None:
-    """Print milliseconds per fit (best of ``--repeat``) and for 40 fits (a chart) for each field size."""
+    """Print milliseconds per fit (best of ``--repeat``) and for a chart's 40 checkpoints for each field size."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, nargs="+", default=[4, 10, 30])
+    parser.add_argument("--bots", type=int, nargs="+", default=[4, 10, 30, 64, 128])
     parser.add_argument("--repeat", type=int, default=3, help="fits timed per size (the best is printed)")
     args = parser.parse_args()
     print(f"{'bots':>5} {'pairings':>9} {'fit ms':>8} {'chart ms':>9} {'iterations':>11}")
@@ -51,8 +52,10 @@ def main() -> None:
             iterations = fit(names, totals).iterations
             best = min(best, time.perf_counter() - t0)
         t0 = time.perf_counter()
-        for _ in range(40):  # the home page's chart fits the ratings at 40 checkpoints
-            fit(names, totals)
+        previous: dict[str, float] | None = None
+        for k in range(1, 41):  # the home page's chart: 40 checkpoints, each with a 40th more of the results
+            part = {pair: (w * k // 40, d * k // 40, lo * k // 40) for pair, (w, d, lo) in totals.items()}
+            previous = elos(names, part, previous)
         chart = time.perf_counter() - t0
         print(f"{n:>5} {len(totals):>9} {best * 1000:>8.1f} {chart * 1000:>9.0f} {iterations:>11}")
 

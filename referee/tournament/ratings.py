@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import mul
 
 from referee.tournament.stats import Z95
 
@@ -83,32 +84,54 @@ class Ratings:
         return 0.5 * math.erfc(-diff / math.sqrt(2.0 * var))
 
 
-def _invert(a: list[list[float]]) -> list[list[float]]:
-    """The inverse of a small invertible matrix by Gauss-Jordan elimination with partial pivoting."""
+def _cholesky(a: list[list[float]]) -> list[list[float]]:
+    """The lower triangular ``L`` with ``L L^T = a`` for a symmetric positive definite ``a`` (rows; the dot
+    products run in C). :class:`ZeroDivisionError` when ``a`` is not positive definite."""
     n = len(a)
-    m = [[*row, *(1.0 if k == i else 0.0 for k in range(n))] for i, row in enumerate(a)]
-    for col in range(n):
-        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
-        m[col], m[piv] = m[piv], m[col]
-        pivot_row = m[col]
-        p = pivot_row[col]
-        for k in range(2 * n):
-            pivot_row[k] /= p
-        for r in range(n):
-            f = m[r][col]
-            if r != col and f:
-                row = m[r]
-                for k in range(2 * n):
-                    row[k] -= f * pivot_row[k]
-    return [row[n:] for row in m]
+    low = [[0.0] * n for _ in range(n)]
+    for j in range(n):
+        row_j = low[j]
+        head = row_j[:j]
+        d = a[j][j] - sum(map(mul, head, head))
+        if not d > 0.0:
+            raise ZeroDivisionError("not positive definite")
+        root = math.sqrt(d)
+        row_j[j] = root
+        for i in range(j + 1, n):
+            row_i = low[i]
+            row_i[j] = (a[i][j] - sum(map(mul, row_i[:j], head))) / root
+    return low
+
+
+def _solve(low: list[list[float]], up: list[list[float]], b: list[float]) -> list[float]:
+    """``x`` with ``L L^T x = b``, from :func:`_cholesky`'s ``L`` and its transpose ``up``."""
+    n = len(b)
+    y = [0.0] * n
+    for i in range(n):
+        row = low[i]
+        y[i] = (b[i] - sum(map(mul, row[:i], y[:i]))) / row[i]
+    x = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        row = up[i]
+        x[i] = (y[i] - sum(map(mul, row[i + 1 :], x[i + 1 :]))) / row[i]
+    return x
+
+
+def _factor(h: list[list[float]]) -> tuple[list[list[float]], list[list[float]]]:
+    """Cholesky factors of ``H + J/n`` (``J`` the all-ones matrix), which is positive definite where the
+    symmetric ``h``, whose null space is the all-ones vector, is positive semi-definite with rank ``n - 1``."""
+    n = len(h)
+    low = _cholesky([[x + 1.0 / n for x in row] for row in h])
+    return low, [list(col) for col in zip(*low, strict=True)]
 
 
 def _pinv(h: list[list[float]]) -> list[list[float]]:
     """The pseudo-inverse of a symmetric matrix whose null space is the all-ones vector:
-    ``inv(H + J/n) - J/n`` with ``J`` the all-ones matrix."""
+    ``inv(H + J/n) - J/n``."""
     n = len(h)
-    inv = _invert([[h[i][j] + 1.0 / n for j in range(n)] for i in range(n)])
-    return [[inv[i][j] - 1.0 / n for j in range(n)] for i in range(n)]
+    low, up = _factor(h)
+    cols = [_solve(low, up, [1.0 if k == c else 0.0 for k in range(n)]) for c in range(n)]
+    return [[cols[j][i] - 1.0 / n for j in range(n)] for i in range(n)]
 
 
 def _terms(
@@ -155,15 +178,23 @@ def _derivatives(r: list[float], terms: list[tuple[int, int, float, float]]) -> 
     return grad, h
 
 
-def _maximise(n: int, terms: list[tuple[int, int, float, float]]) -> tuple[list[float], list[list[float]], int]:
-    """Newton's method from all ratings 0: the ratings (mean 0), their covariance and the iterations."""
-    r = [0.0] * n
+_SATURATED = 36.0
+"""A rating difference (natural units, about 6,250 Elo) beyond which a win probability rounds to 1: the
+likelihood is flat there, and ratings that drift so far have no finite maximum."""
+
+
+def _maximise(
+    n: int, terms: list[tuple[int, int, float, float]], start: Sequence[float] | None = None, covariance: bool = True
+) -> tuple[list[float], list[list[float]], int]:
+    """Newton's method from ``start`` (default all 0): the ratings (mean 0), their covariance (zeros unless
+    ``covariance``) and the iterations."""
+    r = [0.0] * n if start is None else list(start)
     if n >= 2 and terms:
         current = _log_likelihood(r, terms)
         for it in range(1, 101):  # noqa: B007 - the count is reported
             grad, h = _derivatives(r, terms)
-            cov = _pinv(h)
-            step = [sum(cov[a][b] * grad[b] for b in range(n)) for a in range(n)]
+            # pinv(H) grad = inv(H + J/n) grad, as the gradient sums to 0
+            step = _solve(*_factor(h), grad)
             scale = 1.0
             while True:  # Newton's step, halved while it does not improve (the log-likelihood is concave)
                 trial = [x + scale * dx for x, dx in zip(r, step, strict=True)]
@@ -176,11 +207,31 @@ def _maximise(n: int, terms: list[tuple[int, int, float, float]]) -> tuple[list[
             r, current = trial, value
             if max(abs(scale * dx) for dx in step) < 1e-10:
                 break
+        if any(abs(r[i] - r[j]) > _SATURATED for i, j, _, _ in terms):  # a win probability of 1 to the last bit:
+            raise ValueError("no finite ratings: a bot won or lost every game and there is no prior")  # at infinity
         mean = sum(r) / n
         r = [x - mean for x in r]
-        cov = _pinv(_derivatives(r, terms)[1])
+        cov = _pinv(_derivatives(r, terms)[1]) if covariance else [[0.0] * n for _ in range(n)]
         return r, cov, it
     return r, [[0.0] * n for _ in range(n)], 0
+
+
+def elos(
+    names: Sequence[str],
+    totals: Mapping[tuple[str, str], WDL],
+    start: Mapping[str, float] | None = None,
+    *,
+    prior: float = PRIOR_DRAWS,
+) -> dict[str, float]:
+    """The Elo of each bot as :func:`fit` gives it, without the intervals (which cost a matrix inverse);
+    ``start``: Elo to start from (an earlier fit of the same bots: a few steps less)."""
+    terms = _terms(names, totals, prior)
+    first = None if start is None else [start.get(nm, 0.0) / ELO_PER_NATURAL for nm in names]
+    try:
+        r, _, _ = _maximise(len(names), terms, first, covariance=False)
+    except (ZeroDivisionError, OverflowError):
+        raise ValueError("no finite ratings: a bot won or lost every game and there is no prior") from None
+    return {nm: r[k] * ELO_PER_NATURAL + 0.0 for k, nm in enumerate(names)}
 
 
 def fit(

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from referee.tournament.config import Sprt, TournamentConfig
-from referee.tournament.ratings import Ratings, fit
+from referee.tournament.ratings import Ratings, elos, fit
 from referee.tournament.records import COLUMN_OF, BotRow, PairingRow, PairRow, Record
 from referee.tournament.schedule import pairings
 from referee.tournament.stats import SprtResult, sprt
@@ -153,8 +153,7 @@ def rating_history(config: TournamentConfig, records: Sequence[Record], points: 
         while done < mark:
             tally.add(records[done])
             done += 1
-        fitted = fit(names, tally.totals())
-        history.append((done, {r.name: r.elo for r in fitted.ratings}))
+        history.append((done, elos(names, tally.totals(), history[-1][1] if history else None)))
     return history
 
 
