@@ -183,11 +183,23 @@ _SATURATED = 36.0
 likelihood is flat there, and ratings that drift so far have no finite maximum."""
 
 
+_NO_FINITE = "no finite ratings: a bot won or lost every game and there is no prior"
+
+
 def _maximise(
     n: int, terms: list[tuple[int, int, float, float]], start: Sequence[float] | None = None, covariance: bool = True
 ) -> tuple[list[float], list[list[float]], int]:
     """Newton's method from ``start`` (default all 0): the ratings (mean 0), their covariance (zeros unless
-    ``covariance``) and the iterations."""
+    ``covariance``) and the iterations. :class:`ValueError` where the ratings have no finite maximum."""
+    try:
+        return _newton(n, terms, start, covariance)
+    except (ZeroDivisionError, OverflowError):
+        raise ValueError(_NO_FINITE) from None
+
+
+def _newton(
+    n: int, terms: list[tuple[int, int, float, float]], start: Sequence[float] | None, covariance: bool
+) -> tuple[list[float], list[list[float]], int]:
     r = [0.0] * n if start is None else list(start)
     if n >= 2 and terms:
         current = _log_likelihood(r, terms)
@@ -203,12 +215,12 @@ def _maximise(
                     break
                 scale /= 2.0
             if not all(math.isfinite(x) and abs(x) < 50.0 for x in trial):
-                raise ValueError("no finite ratings: a bot won or lost every game and there is no prior")
+                raise ValueError(_NO_FINITE)
             r, current = trial, value
             if max(abs(scale * dx) for dx in step) < 1e-10:
                 break
-        if any(abs(r[i] - r[j]) > _SATURATED for i, j, _, _ in terms):  # a win probability of 1 to the last bit:
-            raise ValueError("no finite ratings: a bot won or lost every game and there is no prior")  # at infinity
+        if any(abs(r[i] - r[j]) > _SATURATED for i, j, _, _ in terms):  # the maximum is at infinity
+            raise ValueError(_NO_FINITE)
         mean = sum(r) / n
         r = [x - mean for x in r]
         cov = _pinv(_derivatives(r, terms)[1]) if covariance else [[0.0] * n for _ in range(n)]
@@ -227,10 +239,7 @@ def elos(
     ``start``: Elo to start from (an earlier fit of the same bots: a few steps less)."""
     terms = _terms(names, totals, prior)
     first = None if start is None else [start.get(nm, 0.0) / ELO_PER_NATURAL for nm in names]
-    try:
-        r, _, _ = _maximise(len(names), terms, first, covariance=False)
-    except (ZeroDivisionError, OverflowError):
-        raise ValueError("no finite ratings: a bot won or lost every game and there is no prior") from None
+    r, _, _ = _maximise(len(names), terms, first, covariance=False)
     return {nm: r[k] * ELO_PER_NATURAL + 0.0 for k, nm in enumerate(names)}
 
 
@@ -251,10 +260,7 @@ def fit(
     for (a, b), (w, d, lo) in totals.items():
         games[index[a]] += w + d + lo
         games[index[b]] += w + d + lo
-    try:
-        r, cov, it = _maximise(n, terms)
-    except (ZeroDivisionError, OverflowError):
-        raise ValueError("no finite ratings: a bot won or lost every game and there is no prior") from None
+    r, cov, it = _maximise(n, terms)
     ratings = [
         Rating(
             name,
