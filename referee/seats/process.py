@@ -191,14 +191,13 @@ class _Deadline:
     that fires while a later deadline is pending re-arms itself for it. Reads that answer in microseconds against
     deadlines of seconds (every decision) then schedule and cancel no timer at all."""
 
-    __slots__ = ("_at", "_cancelling", "_expired", "_loop", "_task", "_timer", "_when")
+    __slots__ = ("_at", "_cancelling", "_expired", "_loop", "_task", "_timer")
 
     def __init__(self) -> None:
         self._at: float | None = None  # the pending read's deadline (loop time); None: no read pending
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._when = 0.0  # when the armed timer fires
         self._expired = False
         self._cancelling = 0  # the task's pending cancellations when the read began
 
@@ -209,7 +208,7 @@ class _Deadline:
         task = asyncio.current_task()
         assert task is not None
         at = loop.time() + timeout_s
-        if self._timer is None or self._loop is not loop or self._when > at:
+        if self._timer is None or self._loop is not loop or self._timer.when() > at:
             self._arm(loop, at)
         self._at, self._task, self._expired = at, task, False
         self._cancelling = task.cancelling()
@@ -227,15 +226,15 @@ class _Deadline:
     def _arm(self, loop: asyncio.AbstractEventLoop, at: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._loop, self._when = loop, at
+        self._loop = loop
         self._timer = loop.call_at(at, self._fire)
 
     def _fire(self) -> None:
-        self._timer = None
+        fired, self._timer = self._timer, None
         at, task, loop = self._at, self._task, self._loop
-        if at is None or task is None or loop is None:
+        if at is None or task is None or loop is None or fired is None:
             return  # no read pending: the next one arms a timer
-        if at > self._when:
+        if at > fired.when():
             self._arm(loop, at)  # a later read's deadline
             return
         self._expired = True
