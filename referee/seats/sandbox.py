@@ -400,6 +400,26 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
         raise
 
 
+def exposed_output(outputs: Iterable[tuple[str, Path]], visible: Iterable[tuple[str, Path]]) -> str | None:
+    """Why an output of the run (``(what, path)``: a replay, the logs, a results folder) lies inside what a bot can
+    read (``(option, path)``: ``--bot-cwd``, ``--bot-file``), or None. Bots would read it while it is written,
+    and could leave files there for each other."""
+    seen = [(what, _real(p)) for what, p in visible]
+    for name, path in outputs:
+        where = _real(path)
+        for what, folder in seen:
+            if where == folder or folder in where.parents:
+                return f"{name} {path} is inside {what} {folder}, which the bots can read: write it elsewhere"
+    return None
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
 def sandbox_env(env: dict[str, str]) -> dict[str, str]:
     """The environment inside the sandbox: ``env`` with ``HOME``, ``TMPDIR`` and ``PWD`` pointing inside."""
     return {**env, "HOME": HOME, "TMPDIR": "/tmp", "PWD": HOME}
