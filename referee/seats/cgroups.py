@@ -234,12 +234,15 @@ def _sweep_stale(parent: Path) -> None:
 
 
 @atexit.register
-def _remove_run() -> None:
+def remove_run() -> None:
+    """Remove this process's folders (empty once every bot is closed): at exit, and where a worker process ends
+    without running exit handlers."""
     if _run_pid != os.getpid():
         return
     for folder in _run.values():
         with contextlib.suppress(OSError):
             folder.rmdir()
+    _run.clear()
 
 
 _serial = 0

@@ -83,6 +83,17 @@ class Limits:
         return sandbox.choose(self.sandbox).mode
 
 
+def expected_isolation(mode: str, ponder: bool) -> dict[str, str]:
+    """How bots of sandbox ``mode`` (``bwrap`` or ``none``) will be held here: ``limits`` (``cgroup-v2``,
+    ``cgroup-v1`` or ``rlimit``), ``freezer`` (``cgroup.freeze``, ``freezer.state``, ``sigstop``; ``off`` when
+    they may ``ponder``) and ``filter`` (``seccomp`` or ``off``): what replay headers and standings record."""
+    found = None if cgroups.reason() is not None else cgroups.support()
+    filtered = mode == "bwrap" and seccomp.enabled() and seccomp.reason() is None
+    freezer = "off" if ponder else "sigstop" if found is None else found.freezer
+    return {"limits": "rlimit" if found is None else found.mode, "freezer": freezer,
+            "filter": "seccomp" if filtered else "off"}  # fmt: skip
+
+
 def isolation_warnings(sandboxed: bool, *, require_cgroups: bool = False) -> list[str]:
     """One line for each defence the bots of a run go without here: cgroups (:class:`~referee.seats.sandbox.
     SandboxError` instead where ``require_cgroups``), and for sandboxed bots the syscall filter."""

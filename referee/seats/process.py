@@ -35,7 +35,7 @@ import weakref
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
-from referee.seats import cgroups, seccomp
+from referee.seats import cgroups
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
 from referee.seats.launch import (
@@ -49,6 +49,7 @@ from referee.seats.launch import (
     bot_environment,
     check_command,
     command_argv,
+    expected_isolation,
     plan,
     resolve_paths,
 )
@@ -136,6 +137,7 @@ def kill_all_now() -> None:
                 bot.cgroup.remove(wait_s=0.2)
         bot.kill_family()
         _LIVE.pop(pgid, None)
+    cgroups.remove_run()
 
 
 atexit.register(kill_all_now)
@@ -354,16 +356,10 @@ class BotProcess:
             return {}
         launch, group = self._launch, self.cgroup
         if launch is None:  # not started yet: what it will get
-            found = None if cgroups.reason() is not None else cgroups.support()
-            filtered = mode == "bwrap" and seccomp.enabled() and seccomp.reason() is None
-            limits = "rlimit" if found is None else found.mode
-            freezer = "sigstop" if found is None else found.freezer
-        else:
-            filtered = launch.filtered
-            limits = group.support.mode if group is not None else launch.limits
-            freezer = group.support.freezer if group is not None else "sigstop"
-        return {"limits": limits, "freezer": "off" if self.limits.ponder else freezer,
-                "filter": "seccomp" if filtered else "off"}
+            return expected_isolation(mode, self.limits.ponder)
+        limits = group.support.mode if group is not None else launch.limits
+        freezer = "off" if self.limits.ponder else group.support.freezer if group is not None else "sigstop"
+        return {"limits": limits, "freezer": freezer, "filter": "seccomp" if launch.filtered else "off"}
 
     @property
     def cwd(self) -> Path | None:

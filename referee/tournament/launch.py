@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from referee.errors import RefereeError
 from referee.records import TimeControl
 from referee.seats.launch import isolation_warnings
-from referee.seats.sandbox import MODES, parse_env, resolve
+from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
 from referee.tournament.config import (
     BotSpec,
     Format,
@@ -319,6 +319,11 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             compress=req.compress,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
+        readable = {f for name in (None, *(b.name for b in config.bots))
+                    for f in (config.settings if name is None else config.settings_of(name)).files}  # fmt: skip
+        exposed = exposed_output([("the output folder", where)], [("the readable file", Path(f)) for f in readable])
+        if exposed is not None:
+            raise TournamentError(exposed)
         key = signing_key(req.key, create=True)
         store = start(config, options, where, key)
         if config.seed_drawn:
