@@ -365,7 +365,7 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
             content = _meminfo(jail.memory_bytes) if path == "/proc/meminfo" else b""
             if path == "/proc/loadavg":
                 content = b"0.00 0.00 0.00 1/1 1\n"
-            out += ["--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
+            out += ["--perms", "0444", "--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
         out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
         out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
         binds: list[str] = []
