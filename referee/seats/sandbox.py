@@ -10,10 +10,13 @@ whose ``/tmp/home`` is its working and home directory (and a small ``/dev/shm``)
 read-only. Nothing else of the host is there: not the referee's
 folders (replays, logs, deals, rules), not the host's ``/tmp``, not the home directory, not another bot.
 
-When the referee runs as root, the bot runs as an unprivileged user id of its own (see :func:`bot_uid`), with
-no capabilities and ``no_new_privs``: the kernel exempts root from RLIMIT_NPROC, and root inside the sandbox
-could make device nodes or remount. Limits are rlimits set inside the sandbox (``prlimit``): address space,
-CPU seconds and file size per process, process count per bot (its own user id, or its own user namespace).
+When the referee runs as root, the bot runs as an unprivileged user id of its own that no other bot process gets
+(see :func:`bot_uid`), with no capabilities and ``no_new_privs``: the kernel exempts root from RLIMIT_NPROC, and
+root inside the sandbox could make device nodes or remount. bwrap's options reach it through a descriptor and the
+command through a launcher script, so the sandbox's process list shows no host path; machine-wide ``/proc`` files
+are masked (:data:`MASKED_PROC`); the syscall filter of :mod:`referee.seats.seccomp` applies. The bot's cgroup
+(:mod:`referee.seats.cgroups`) bounds its memory, processes and CPU share; rlimits set inside the sandbox
+(``prlimit``) add CPU seconds and file size per process, and the process count of its user id.
 
 ``--sandbox auto`` uses bwrap when a probe run works and otherwise runs bots unsandboxed with a one-line
 warning; ``--sandbox bwrap`` fails with a one-line error instead. :data:`BWRAP_VAR` names another bwrap binary.
