@@ -18,9 +18,9 @@ $(STAMP): pyproject.toml setup.py $(wildcard referee/engine/*.py)
 ## bwrap: bubblewrap for the bot sandbox, installed with apt-get where missing (never fatal: without it bots
 ## run unsandboxed, with a warning)
 bwrap:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@{ command -v bwrap >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; } >&2 || true; \
+	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap libseccomp2; } >&2 || true; \
 	  fi; \
 	  command -v bwrap >/dev/null 2>&1 || echo "bwrap not installed: bots run without a sandbox (sudo apt-get install bubblewrap)" >&2; \
 	}
