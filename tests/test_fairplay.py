@@ -356,3 +356,52 @@ def test_decision_times_are_unaffected_by_freezing_in_kind() -> None:
 
     means = asyncio.run(main())
     assert statistics.mean(means) < 1000  # far below the move time: no freezer cost or frozen time is charged
+
+
+def _fake_v2(root: Path, own: str, procs: str, enabled: str = "") -> Path:
+    """A cgroup v2 tree's files for the referee's group ``own`` (regular files stand in for the kernel's)."""
+    base = root / own.lstrip("/")
+    base.mkdir(parents=True)
+    (base / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids rdma misc\n")
+    (base / "cgroup.subtree_control").write_text(enabled)
+    (base / "cgroup.procs").write_text(procs)
+    return base
+
+
+def test_on_cgroup_v2_the_referee_moves_into_a_leaf_and_hands_the_controllers_down(tmp_path: Path) -> None:
+    """A delegated v2 group (systemd-run --user --scope -p Delegate=yes): the referee's processes move into
+    ``koikoi-referee-main`` and the memory, pids and cpu controllers are enabled below the group."""
+    base = _fake_v2(tmp_path, "/user.slice/run-1.scope", "4242\n")
+    (base / cgroups._LEAF).mkdir()
+    (base / cgroups._LEAF / "cgroup.procs").write_text("")
+    found = cgroups.detect([(str(tmp_path), "cgroup2", {"rw"})], {"0": "/user.slice/run-1.scope"})
+    assert found.version == "v2" and found.freezer == "cgroup.freeze" and found.mode == "cgroup-v2"
+    assert set(found.parents.values()) == {base}
+    assert (base / cgroups._LEAF / "cgroup.procs").read_text().startswith("4242")
+    assert (base / "cgroup.subtree_control").read_text().split() == ["+memory", "+pids", "+cpu"]
+
+
+def test_on_cgroup_v2_missing_controllers_are_a_one_line_reason(tmp_path: Path) -> None:
+    base = _fake_v2(tmp_path, "/user.slice", "1\n")
+    (base / "cgroup.controllers").write_text("cpu io\n")
+    with pytest.raises(cgroups.CgroupUnavailable, match="memory"):
+        cgroups.detect([(str(tmp_path), "cgroup2", {"rw"})], {"0": "/user.slice"})
+    with pytest.raises(cgroups.CgroupUnavailable, match="no cgroup hierarchy"):
+        cgroups.detect([], {})
+
+
+def test_on_a_hybrid_machine_v1_limits_take_the_unified_freezer(tmp_path: Path) -> None:
+    mounts = [(str(tmp_path / c), "cgroup", {"rw", c}) for c in ("memory", "pids", "cpu", "freezer")]
+    mounts.append((str(tmp_path / "unified"), "cgroup2", {"rw"}))
+    for c in ("memory", "pids", "cpu", "freezer", "unified"):
+        (tmp_path / c).mkdir()
+    (tmp_path / "unified" / "cgroup.controllers").write_text("hugetlb\n")
+    if os.geteuid() != 0:
+        with pytest.raises(cgroups.CgroupUnavailable, match="root"):
+            cgroups.detect(mounts, {"0": "/"})
+        return
+    found = cgroups.detect(mounts, {"0": "/"})
+    assert found.version == "v1" and found.freezer == "cgroup.freeze"
+    assert found.parents["freeze"] == tmp_path / "unified" and found.parents["memory"] == tmp_path / "memory"
+    no_unified = cgroups.detect(mounts[:-1], {})
+    assert no_unified.freezer == "freezer.state" and no_unified.parents["freeze"] == tmp_path / "freezer"
