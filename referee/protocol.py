@@ -207,7 +207,7 @@ class MisdealEvent(_EventBase):
 
     event: Literal["misdeal"]
     round: Annotated[int, Field(ge=1)]
-    reason: Literal["field_four", "field_four_pairs", "hand_four", "hand_yaku_both"]
+    reason: Literal["field_four", "field_three", "field_four_pairs", "hand_four", "hand_yaku_both"]
     field: Cards
 
 

@@ -45,7 +45,7 @@ from referee.engine import (
 )
 from referee.protocol import action_from_json, full_event_json, view_json
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 ALL_CARDS = (1 << 48) - 1
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

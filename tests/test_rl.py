@@ -36,7 +36,7 @@ from referee.rl.observation import FIELDS, OBS_SIZE, action_mask, encode, encode
 from referee.rl.single import ENV_ID, KoikoiEnv
 from referee.rl.table import IllegalMoveError
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 
