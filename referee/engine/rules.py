@@ -90,6 +90,10 @@ def _int(lo: int, hi: int = 10_000, doc: str = "", default: int | None = None) -
     return field(default=lo if default is None else default, metadata={"range": (lo, hi), "doc": doc})
 
 
+def _opt(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Every option of a Koi-Koi match. Point values of 0 switch a yaku off."""
@@ -105,9 +109,10 @@ class Rules:
     first_dealer: FirstDealer = FirstDealer.SEAT1
     leader: Leader = Leader.NON_DEALER
     next_dealer: NextDealer = NextDealer.WINNER_LEADS
-    pass_deal_when_nobody_wins: bool = False  # after a round nobody won, the other player deals (else: same dealer)
+    pass_deal_when_nobody_wins: bool = _opt(
+        False, "after a round nobody won, the other player deals (false: the same dealer)")
     misdeal_field_four: bool = True  # four cards of one month on the field: redeal
-    misdeal_field_three: bool = False  # three or four cards of one month on the field: redeal
+    misdeal_field_three: bool = _opt(False, "three or four cards of one month on the field: redeal")
     misdeal_field_four_pairs: bool = False  # four pairs of months on the field: redeal
     misdeal_hand_four: bool = False  # four cards of one month in either hand: redeal
     teshi_points: int = _int(0, 1000, "four cards of one month in an opening hand; 0: no such hand yaku")
@@ -127,7 +132,9 @@ class Rules:
     poetry_and_blue_ribbons: int = _int(
         0, doc="poetry and blue ribbons held together: one yaku of these points in place of both; 0: each its own")
     boar_deer_butterfly: int = _int(0)
-    set_growth: SetGrowth = SetGrowth.NONE
+    set_growth: SetGrowth = field(default=SetGrowth.NONE, metadata={"doc": (
+        "grow: poetry, blue, both, boar-deer-butterfly +1 per further ribbon or animal, in place of the ribbons or "
+        "animals yaku; grow_and_count: and that yaku too; none: fixed")})
     ribbons_min: int = _int(1, 10, "ribbons needed for the ribbons yaku")
     ribbons_points: int = _int(0, doc="points of the ribbons yaku at its minimum")
     ribbons_extra: int = _int(0, doc="points per ribbon beyond the minimum")
@@ -153,7 +160,8 @@ class Rules:
         0, 1000, "koi-koi calls allowed per round, both players together; then the next yaku ends the round; 0: no "
         "limit")
     double_from: int = _int(0, 10_000, "a stop that scores this many points or more is doubled; 0: never")
-    double_after_opponent_koikoi: bool = False  # a stop is doubled when the opponent called koi-koi this round
+    double_after_opponent_koikoi: bool = _opt(
+        False, "a stop is doubled when the opponent called koi-koi earlier in the round")
 
     def __reduce__(self) -> tuple[type[Rules], tuple[Any, ...]]:
         """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
