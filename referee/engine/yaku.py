@@ -248,8 +248,6 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
         if pts:
             base += pts
             names |= bit
-    growth = rules.set_growth
-    grow = growth is not _NO_GROWTH
     r = captured & _RIBBON_CARDS
     if r:
         poetry = r & _POETRY_CARDS == _POETRY_CARDS
@@ -268,13 +266,13 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
                 base += rules.blue_ribbons
                 names |= _BLUE
                 held |= _BLUE_CARDS
-        if held and grow:
+        if held and rules.set_growth is not _NO_GROWTH:  # (rules read only when a set is held: the hot path)
             base += (r & ~held).bit_count()
         if poetry and blue and rules.poetry_blue_bonus:
             base += rules.poetry_blue_bonus
             names |= _BONUS
         n = r.bit_count()
-        if n >= rules.ribbons_min and not (held and growth is _GROW):
+        if n >= rules.ribbons_min and not (held and rules.set_growth is _GROW):
             pts = rules.ribbons_points + (n - rules.ribbons_min) * rules.ribbons_extra
             if pts:
                 base += pts
@@ -282,10 +280,12 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
     animals = captured & _ANIMAL_CARDS
     bdb = animals & _BDB_CARDS == _BDB_CARDS and rules.boar_deer_butterfly > 0
     if bdb:
-        base += rules.boar_deer_butterfly + ((animals & ~_BDB_CARDS).bit_count() if grow else 0)
+        base += rules.boar_deer_butterfly
         names |= _BDB
+        if rules.set_growth is not _NO_GROWTH:
+            base += (animals & ~_BDB_CARDS).bit_count()
     n = animals.bit_count()
-    if n >= rules.animals_min and not (bdb and growth is _GROW):
+    if n >= rules.animals_min and not (bdb and rules.set_growth is _GROW):
         pts = rules.animals_points + (n - rules.animals_min) * rules.animals_extra
         if pts:
             base += pts
