@@ -207,7 +207,7 @@ class MisdealEvent(_EventBase):
 
     event: Literal["misdeal"]
     round: Annotated[int, Field(ge=1)]
-    reason: Literal["field_four", "field_four_pairs", "hand_four", "hand_yaku_both"]
+    reason: Literal["field_four", "field_three", "field_four_pairs", "hand_four", "hand_yaku_both"]
     field: Cards
 
 
@@ -308,7 +308,10 @@ EventMsg = Annotated[
 # --------------------------------------------------------------------------------------- referee → bot
 
 
-_RULES_DOC = "The full rule set, as `koikoi-referee rules PRESET --json` prints it."
+_RULES_DOC = (
+    "The full rule set, as `koikoi-referee rules PRESET --json` prints it; the fields added after the first koikoi/1 "
+    "rule set (PROTOCOL.md lists them) only when they differ from their defaults."
+)
 
 
 class HelloMsg(_Model):

@@ -27,7 +27,7 @@ _DATA_HOME = tempfile.mkdtemp(prefix="koikoi-test-data-")
 os.environ["XDG_DATA_HOME"] = _DATA_HOME
 atexit.register(shutil.rmtree, _DATA_HOME, True)
 
-PRESET_NAMES: tuple[str, ...] = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES: tuple[str, ...] = ("guide", "cardavia", "koikoi-japan", "nintendo")
 
 
 @pytest.fixture(params=PRESET_NAMES)

@@ -23,7 +23,7 @@ from referee.protocol import hello_answer
 from referee.seats.scripted import Answer, Policy, ScriptedSeat
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
-MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan") for seed in (1, 2, 3)]
+MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan", "nintendo") for seed in (1, 2, 3)]
 """(preset, seed) of every golden match; the seats' choices are seeded from the match seed."""
 
 TIME = TimeControl(startup_ms=10_000, move_ms=600_000, bank_ms=600_000)  # no clock ever runs out here

@@ -33,7 +33,7 @@ from referee.engine import (
 from referee.engine.determinize import DeterminizeError, Record, determinize
 from referee.protocol import event_json
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 

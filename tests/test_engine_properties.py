@@ -43,9 +43,10 @@ from referee.engine import (
     score,
     visible_event,
 )
+from referee.engine.rules import Leader, NextDealer
 from referee.protocol import action_from_json, full_event_json, view_json
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 ALL_CARDS = (1 << 48) - 1
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,6 +133,8 @@ def test_rounds_end_in_time_and_points_add_up(name: str, seed: int, chooser: int
             piles, calls, plays = [0, 0], [0, 0], 0
         elif isinstance(e, KoikoiDecision):
             calls[e.seat] = e.calls
+            if rules.koikoi_calls_per_round:
+                assert sum(calls) <= rules.koikoi_calls_per_round
         elif isinstance(e, YakuMade):
             held = score(piles[e.seat], rules, calls[e.seat])
             assert e.points == held.base > 0
@@ -146,7 +149,8 @@ def test_rounds_end_in_time_and_points_add_up(name: str, seed: int, chooser: int
             round_ends.append(e)
             if e.reason in ("stop", "auto_stop"):
                 assert e.winner is not None
-                expected = score(piles[e.winner], rules, e.koikoi_calls[e.winner])
+                w = e.winner
+                expected = score(piles[w], rules, e.koikoi_calls[w], e.koikoi_calls[1 - w])
                 assert e.points == expected.total > 0
                 assert dict(e.yaku) == {y.name.value: y.points for y in expected.yaku}
             if e.reason == "exhausted":
@@ -173,6 +177,35 @@ def test_rounds_end_in_time_and_points_add_up(name: str, seed: int, chooser: int
     a, b = match_end.scores
     expected_winner = 0 if a > b else 1 if b > a else (final.first_dealer if name == "guide" else None)
     assert match_end.winner == final.winner == expected_winner
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+@FEW
+@given(seed=SEEDS, chooser=SEEDS)
+def test_each_round_is_dealt_as_the_rules_say(name: str, seed: int, chooser: int) -> None:
+    rules = PRESETS[name]
+    starts: list[RoundStart] = []
+    final: State | None = None
+    for state, _ in playout(rules, seed, chooser):
+        starts.extend(e for e in state.events if isinstance(e, RoundStart))
+        final = state
+    assert final is not None
+    for start in starts:  # no dealt field is one the misdeal rules throw in
+        months = [start.field >> (4 * m) & 15 for m in range(12)]
+        assert not (rules.misdeal_field_four and 15 in months)
+        assert not (rules.misdeal_field_three and any(n.bit_count() >= 3 for n in months))
+    for result, nxt in zip(final.history, starts[1:], strict=False):
+        if result.winner is None:  # a round nobody won
+            want = 1 - result.dealer if rules.pass_deal_when_nobody_wins else result.dealer
+        elif result.reason == "exhausted":  # the dealer won the points of an exhausted round and deals again
+            want = result.dealer
+        elif rules.next_dealer is NextDealer.WINNER_DEALS:
+            want = result.winner
+        elif rules.next_dealer is NextDealer.WINNER_LEADS:
+            want = result.winner if rules.leader is Leader.DEALER else 1 - result.winner
+        else:
+            want = 1 - result.dealer
+        assert nxt.dealer == want, (result, nxt.dealer)
 
 
 def test_koikoi_japan_matches_do_end_early_sometimes() -> None:
@@ -243,7 +276,7 @@ def test_apply_rejects_illegal_actions_and_changes_nothing(name: str, seed: int,
 def _prefix(rules: Rules, seed: int, chooser: int, steps: int) -> tuple[Deal, int, list[Action], State]:
     """The first deal of a seeded match, its first dealer, up to ``steps`` random actions inside round 1."""
     start = new_match(rules, seed)
-    (dealt,) = [e for e in start.events if isinstance(e, RoundStart)]
+    dealt = next(e for e in start.events if isinstance(e, RoundStart))  # a hand yaku may end round 1 at once
     deal = Deal(dealt.hands, dealt.field, dealt.stock)
     state = new_match(rules, seed, deals=[deal], first_dealer=start.first_dealer)
     rng = random.Random(chooser)

@@ -24,7 +24,7 @@ def test_a_golden_match_plays_the_same_bytes(preset: str, seed: int) -> None:
 
 
 def test_every_preset_has_golden_matches_that_reach_the_end() -> None:
-    for preset in ("guide", "cardavia", "koikoi-japan"):
+    for preset in ("guide", "cardavia", "koikoi-japan", "nintendo"):
         files = [golden_path(p, s) for p, s in MATCHES if p == preset]
         assert len(files) >= 3
         for path in files:

@@ -70,7 +70,7 @@ def test_every_preset_plays_to_the_end_and_the_replay_verifies(
     assert [x["seat"] for x in lines if x["type"] == "hello"] == [1, 2]
 
 
-@pytest.fixture(params=["guide", "cardavia", "koikoi-japan"])
+@pytest.fixture(params=["guide", "cardavia", "koikoi-japan", "nintendo"])
 def preset_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -23,6 +23,7 @@ from referee.engine import (
     PRESETS,
     Action,
     Deal,
+    HandYakuMade,
     RoundStart,
     apply,
     legal_actions,
@@ -36,7 +37,7 @@ from referee.rl.observation import FIELDS, OBS_SIZE, action_mask, encode, encode
 from referee.rl.single import ENV_ID, KoikoiEnv
 from referee.rl.table import IllegalMoveError
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
 
@@ -324,6 +325,22 @@ def test_a_gym_episode_against_a_policy_ends_with_the_scores_as_rewards() -> Non
         assert env.table.over
         assert total == env.table.state.scores[me] - PRESETS["koikoi-japan"].starting_points
     assert calls
+
+
+def test_a_round_a_hand_yaku_ends_as_it_is_dealt_is_rewarded_too() -> None:
+    # nintendo seed 4: round 1 ends at once with a hand yaku (teshi or kuttsuki), before any decision.
+    rules = PRESETS["nintendo"]
+    assert any(isinstance(e, HandYakuMade) for e in new_match(rules, 4).events)
+    env = koikoi_v0.env(rules="nintendo")
+    _, totals = _play_aec(env, 4, 4)
+    a, b = env.unwrapped.table.state.scores
+    assert totals["player_1"] == a - b == -totals["player_2"]
+    for seat in ("player_1", "player_2"):
+        gym = KoikoiEnv("greedy", rules="nintendo", seat=seat)
+        total, _, _ = _episode(gym, 4)
+        scores = gym.table.state.scores
+        me = int(seat[-1]) - 1
+        assert total == scores[me] - scores[1 - me]
 
 
 def test_a_gym_illegal_action_ends_the_episode() -> None:

@@ -12,7 +12,7 @@ import pytest
 from referee.engine import PRESETS, Rules, RulesError, load_rules, new_match, rules_from_dict
 from referee.engine.rules import KoikoiScoring, LastTurn
 
-PRESET_NAMES = ("guide", "cardavia", "koikoi-japan")
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 
 
 def test_presets_are_named_and_loadable_by_name() -> None:
@@ -23,7 +23,7 @@ def test_presets_are_named_and_loadable_by_name() -> None:
 
 
 def test_presets_hold_the_numbers_of_rules_md() -> None:
-    guide, cardavia, japan = (PRESETS[n] for n in PRESET_NAMES)
+    guide, cardavia, japan = (PRESETS[n] for n in ("guide", "cardavia", "koikoi-japan"))
     assert (guide.rounds, cardavia.rounds, japan.rounds) == (6, 1, 8)
     assert (guide.must_match_from_hand, cardavia.must_match_from_hand, japan.must_match_from_hand) == (
         True, False, False,

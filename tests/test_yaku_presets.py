@@ -6,7 +6,7 @@ import pytest
 
 from referee.engine import CARD_IDS, PRESETS, UnknownCardError, mask_of_ids, score
 
-G, C, K = "guide", "cardavia", "koikoi-japan"
+G, C, K, N = "guide", "cardavia", "koikoi-japan", "nintendo"
 
 BRIGHTS5 = ["pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix"]
 DRY4 = ["pine-crane", "cherry-curtain", "pampas-moon", "paulownia-phoenix"]
@@ -28,60 +28,88 @@ SAKE, CURTAIN, MOON = "chrysanthemum-sake", "cherry-curtain", "pampas-moon"
 
 # (case, cards, {preset: {yaku: points}})
 CASES: list[tuple[str, list[str], dict[str, dict[str, int]]]] = [
-    ("nothing", [], {G: {}, C: {}, K: {}}),
-    ("five brights", BRIGHTS5, {G: {"five_brights": 10}, C: {"five_brights": 15}, K: {"five_brights": 10}}),
-    ("four dry brights", DRY4,
-     {G: {"four_brights_dry": 8}, C: {"four_brights_dry": 10}, K: {"four_brights_dry": 8}}),
-    ("four with the rain man", WET4,
-     {G: {"four_brights_wet": 7}, C: {"four_brights_wet": 8}, K: {"four_brights_wet": 7}}),
-    ("three dry brights", DRY3, {G: {"three_brights": 5}, C: {"three_brights": 6}, K: {"three_brights": 5}}),
-    ("three brights with the rain man is no yaku", WET3, {G: {}, C: {}, K: {}}),
-    ("two brights", ["pine-crane", "paulownia-phoenix"], {G: {}, C: {}, K: {}}),
+    ("nothing", [], {G: {}, C: {}, K: {}, N: {}}),
+    ("five brights", BRIGHTS5,
+     {G: {"five_brights": 10}, C: {"five_brights": 15}, K: {"five_brights": 10}, N: {"five_brights": 10}}),
+    ("four dry brights", DRY4, {G: {"four_brights_dry": 8}, C: {"four_brights_dry": 10}, K: {"four_brights_dry": 8},
+                                N: {"four_brights_dry": 8}}),
+    ("four with the rain man", WET4, {G: {"four_brights_wet": 7}, C: {"four_brights_wet": 8},
+                                      K: {"four_brights_wet": 7}, N: {"four_brights_wet": 7}}),
+    ("three dry brights", DRY3,
+     {G: {"three_brights": 5}, C: {"three_brights": 6}, K: {"three_brights": 5}, N: {"three_brights": 5}}),
+    ("three brights with the rain man is no yaku", WET3, {G: {}, C: {}, K: {}, N: {}}),
+    ("two brights", ["pine-crane", "paulownia-phoenix"], {G: {}, C: {}, K: {}, N: {}}),
     ("poetry ribbons", POETRY,
-     {G: {"poetry_ribbons": 5}, C: {"poetry_ribbons": 6}, K: {"poetry_ribbons": 5}}),
-    ("blue ribbons", BLUE, {G: {"blue_ribbons": 5}, C: {"blue_ribbons": 6}, K: {"blue_ribbons": 5}}),
-    ("two poetry ribbons", POETRY[:2], {G: {}, C: {}, K: {}}),
+     {G: {"poetry_ribbons": 5}, C: {"poetry_ribbons": 6}, K: {"poetry_ribbons": 5}, N: {"poetry_ribbons": 5}}),
+    ("blue ribbons", BLUE,
+     {G: {"blue_ribbons": 5}, C: {"blue_ribbons": 6}, K: {"blue_ribbons": 5}, N: {"blue_ribbons": 5}}),
+    ("two poetry ribbons", POETRY[:2], {G: {}, C: {}, K: {}, N: {}}),
+    ("poetry ribbons and one more", [*POETRY, "iris-ribbon"],
+     {G: {"poetry_ribbons": 5}, C: {"poetry_ribbons": 6}, K: {"poetry_ribbons": 5}, N: {"poetry_ribbons": 6}}),
+    ("poetry ribbons and two more: the set grows instead of the ribbons yaku", [*POETRY, *RED[:2]], {
+        G: {"poetry_ribbons": 5, "ribbons": 1}, C: {"poetry_ribbons": 6, "ribbons": 1},
+        K: {"poetry_ribbons": 5, "ribbons": 1}, N: {"poetry_ribbons": 7},
+    }),
+    ("blue ribbons and three red", [*BLUE, *RED[:3]], {
+        G: {"blue_ribbons": 5, "ribbons": 2}, C: {"blue_ribbons": 6, "ribbons": 2},
+        K: {"blue_ribbons": 5, "ribbons": 2}, N: {"blue_ribbons": 8},
+    }),
     ("poetry and blue ribbons", POETRY + BLUE, {
         G: {"poetry_ribbons": 5, "blue_ribbons": 5, "ribbons": 2},
         C: {"poetry_ribbons": 6, "blue_ribbons": 6, "ribbons": 2},
         K: {"poetry_ribbons": 5, "blue_ribbons": 5, "poetry_blue_bonus": 10, "ribbons": 2},
+        N: {"poetry_and_blue_ribbons": 10},
     }),
-    ("four ribbons", RED, {G: {}, C: {}, K: {}}),
-    ("five ribbons", [*RED, "pine-ribbon"], {G: {"ribbons": 1}, C: {"ribbons": 1}, K: {"ribbons": 1}}),
+    ("poetry and blue ribbons and one red", [*POETRY, *BLUE, "willow-ribbon"], {
+        G: {"poetry_ribbons": 5, "blue_ribbons": 5, "ribbons": 3},
+        C: {"poetry_ribbons": 6, "blue_ribbons": 6, "ribbons": 3},
+        K: {"poetry_ribbons": 5, "blue_ribbons": 5, "poetry_blue_bonus": 10, "ribbons": 3},
+        N: {"poetry_and_blue_ribbons": 11},
+    }),
+    ("four ribbons", RED, {G: {}, C: {}, K: {}, N: {}}),
+    ("five ribbons", [*RED, "pine-ribbon"],
+     {G: {"ribbons": 1}, C: {"ribbons": 1}, K: {"ribbons": 1}, N: {"ribbons": 1}}),
     ("seven ribbons", [*RED, "pine-ribbon", "plum-ribbon", "peony-ribbon"],
-     {G: {"ribbons": 3}, C: {"ribbons": 3}, K: {"ribbons": 3}}),
-    ("boar-deer-butterfly", BDB,
-     {G: {"boar_deer_butterfly": 5}, C: {"boar_deer_butterfly": 5}, K: {"boar_deer_butterfly": 5}}),
-    ("four animals", ANIMALS4, {G: {}, C: {}, K: {}}),
+     {G: {"ribbons": 3}, C: {"ribbons": 3}, K: {"ribbons": 3}, N: {"ribbons": 3}}),
+    ("boar-deer-butterfly", BDB, {G: {"boar_deer_butterfly": 5}, C: {"boar_deer_butterfly": 5},
+                                  K: {"boar_deer_butterfly": 5}, N: {"boar_deer_butterfly": 5}}),
+    ("boar-deer-butterfly and the sake cup", [*BDB, SAKE], {G: {"boar_deer_butterfly": 5},
+     C: {"boar_deer_butterfly": 5}, K: {"boar_deer_butterfly": 5}, N: {"boar_deer_butterfly": 6}}),
+    ("four animals", ANIMALS4, {G: {}, C: {}, K: {}, N: {}}),
     ("five animals", [*ANIMALS4, "willow-swallow"],
-     {G: {"animals": 1}, C: {"animals": 1}, K: {"animals": 1}}),
+     {G: {"animals": 1}, C: {"animals": 1}, K: {"animals": 1}, N: {"animals": 1}}),
     ("boar-deer-butterfly and five animals", [*BDB, "plum-warbler", "iris-bridge"], {
         G: {"boar_deer_butterfly": 5, "animals": 1},
         C: {"boar_deer_butterfly": 5, "animals": 1},
         K: {"boar_deer_butterfly": 5, "animals": 1},
+        N: {"boar_deer_butterfly": 7},
     }),
     ("seven animals", [*ANIMALS4, "willow-swallow", "clover-boar", "maple-deer"],
-     {G: {"animals": 3}, C: {"animals": 3}, K: {"animals": 3}}),
-    ("nine chaff", CHAFF9, {G: {}, C: {}, K: {}}),
-    ("ten chaff", [*CHAFF9, "iris-chaff-1"], {G: {"chaff": 1}, C: {"chaff": 1}, K: {"chaff": 1}}),
-    ("twelve chaff", CHAFF9 + CHAFF3_MORE, {G: {"chaff": 3}, C: {"chaff": 3}, K: {"chaff": 3}}),
-    ("sake cup as the tenth chaff", [*CHAFF9, SAKE], {G: {}, C: {"chaff": 1}, K: {"chaff": 1}}),
+     {G: {"animals": 3}, C: {"animals": 3}, K: {"animals": 3}, N: {"animals": 3}}),
+    ("nine chaff", CHAFF9, {G: {}, C: {}, K: {}, N: {}}),
+    ("ten chaff", [*CHAFF9, "iris-chaff-1"], {G: {"chaff": 1}, C: {"chaff": 1}, K: {"chaff": 1}, N: {"chaff": 1}}),
+    ("twelve chaff", CHAFF9 + CHAFF3_MORE, {G: {"chaff": 3}, C: {"chaff": 3}, K: {"chaff": 3}, N: {"chaff": 3}}),
+    ("sake cup as the tenth chaff", [*CHAFF9, SAKE], {G: {}, C: {"chaff": 1}, K: {"chaff": 1}, N: {"chaff": 1}}),
     ("sake cup as the fifth animal", [*ANIMALS4, SAKE],
-     {G: {"animals": 1}, C: {"animals": 1}, K: {"animals": 1}}),
-    ("sake cup counted twice", [*ANIMALS4, SAKE, *CHAFF9],
-     {G: {"animals": 1}, C: {"animals": 1, "chaff": 1}, K: {"animals": 1, "chaff": 1}}),
-    ("cherry viewing", [SAKE, CURTAIN], {G: {"cherry_viewing": 5}, C: {}, K: {"cherry_viewing": 1}}),
-    ("moon viewing", [SAKE, MOON], {G: {"moon_viewing": 5}, C: {}, K: {"moon_viewing": 1}}),
-    ("curtain and moon without the sake cup", [CURTAIN, MOON], {G: {}, C: {}, K: {}}),
+     {G: {"animals": 1}, C: {"animals": 1}, K: {"animals": 1}, N: {"animals": 1}}),
+    ("sake cup counted twice", [*ANIMALS4, SAKE, *CHAFF9], {
+        G: {"animals": 1}, C: {"animals": 1, "chaff": 1}, K: {"animals": 1, "chaff": 1}, N: {"animals": 1, "chaff": 1},
+    }),
+    ("cherry viewing", [SAKE, CURTAIN], {G: {"cherry_viewing": 5}, C: {}, K: {"cherry_viewing": 1},
+                                         N: {"cherry_viewing": 5}}),
+    ("moon viewing", [SAKE, MOON], {G: {"moon_viewing": 5}, C: {}, K: {"moon_viewing": 1}, N: {"moon_viewing": 5}}),
+    ("curtain and moon without the sake cup", [CURTAIN, MOON], {G: {}, C: {}, K: {}, N: {}}),
     ("both viewings and three brights", [SAKE, CURTAIN, MOON, "pine-crane"], {
         G: {"three_brights": 5, "cherry_viewing": 5, "moon_viewing": 5},
         C: {"three_brights": 6},
         K: {"three_brights": 5, "cherry_viewing": 1, "moon_viewing": 1},
+        N: {"three_brights": 5, "cherry_viewing": 5, "moon_viewing": 5},
     }),
     ("five brights with more: only the highest bright yaku", [*BRIGHTS5, *POETRY], {
         G: {"five_brights": 10, "poetry_ribbons": 5},
         C: {"five_brights": 15, "poetry_ribbons": 6},
         K: {"five_brights": 10, "poetry_ribbons": 5},
+        N: {"five_brights": 10, "poetry_ribbons": 5},
     }),
     # 5 brights, 10 ribbons, 9 animals, 24 chaff (+ the sake cup where it counts), both viewings.
     ("every card", list(CARD_IDS), {
@@ -92,12 +120,14 @@ CASES: list[tuple[str, list[str], dict[str, dict[str, int]]]] = [
         K: {"five_brights": 10, "poetry_ribbons": 5, "blue_ribbons": 5, "poetry_blue_bonus": 10,
             "boar_deer_butterfly": 5, "ribbons": 6, "animals": 5, "chaff": 16, "cherry_viewing": 1,
             "moon_viewing": 1},
+        N: {"five_brights": 10, "poetry_and_blue_ribbons": 14, "boar_deer_butterfly": 11, "chaff": 16,
+            "cherry_viewing": 5, "moon_viewing": 5},
     }),
 ]  # fmt: skip
 
 
 def _table() -> list[tuple[str, str, list[str], dict[str, int]]]:
-    return [(case, name, cards, expect[name]) for case, cards, expect in CASES for name in (G, C, K)]
+    return [(case, name, cards, expect[name]) for case, cards, expect in CASES for name in (G, C, K, N)]
 
 
 @pytest.mark.parametrize(("case", "preset_name", "cards", "expected"), _table(), ids=lambda v: str(v)[:40])
@@ -108,7 +138,8 @@ def test_yaku_of_a_capture_pile(
     got = {y.name.value: y.points for y in result.yaku}
     assert got == expected, case
     assert result.base == sum(expected.values())
-    assert result.total == result.base  # no koi-koi call
+    doubled = preset_name == N and result.base >= 7  # nintendo: a stop of 7 points or more is doubled
+    assert result.total == (2 * result.base if doubled else result.base)  # no koi-koi call
 
 
 def test_yaku_cards_are_the_cards_that_form_it() -> None:
@@ -119,7 +150,7 @@ def test_yaku_cards_are_the_cards_that_form_it() -> None:
     assert set(by_name) == {"five_brights", "poetry_ribbons"}
 
 
-@pytest.mark.parametrize("preset_name", [G, C, K])
+@pytest.mark.parametrize("preset_name", [G, C, K, N])
 def test_only_the_highest_bright_yaku_counts(preset_name: str) -> None:
     rules = PRESETS[preset_name]
     for cards in (BRIGHTS5, DRY4, WET4):
@@ -132,10 +163,11 @@ KOIKOI_TOTALS = {
     G: [5, 10, 20, 40, 80, 160],  # x 2^k
     C: [6, 6, 6, 6, 6, 6],  # no multiplier
     K: [5, 6, 7, 8, 10, 15],  # + k when k <= 3, x (k - 2) when k > 3
+    N: [5, 5, 5, 5, 5, 5],  # the caller's own calls multiply nothing (the opponent's do: below)
 }
 
 
-@pytest.mark.parametrize("preset_name", [G, C, K])
+@pytest.mark.parametrize("preset_name", [G, C, K, N])
 @pytest.mark.parametrize("calls", range(6))
 def test_koikoi_scoring(preset_name: str, calls: int) -> None:
     result = score(DRY3, PRESETS[preset_name], calls)
@@ -143,7 +175,7 @@ def test_koikoi_scoring(preset_name: str, calls: int) -> None:
     assert result.total == KOIKOI_TOTALS[preset_name][calls]
 
 
-@pytest.mark.parametrize("preset_name", [G, C, K])
+@pytest.mark.parametrize("preset_name", [G, C, K, N])
 def test_no_yaku_scores_nothing_whatever_the_calls(preset_name: str) -> None:
     assert score(["pine-crane", "pine-chaff-1"], PRESETS[preset_name], 3).total == 0
 
@@ -172,3 +204,37 @@ def test_score_accepts_a_mask_and_rejects_unknown_ids() -> None:
         score(["pine-crane", "pine-dragon"], rules)
     with pytest.raises(ValueError):
         score(POETRY, rules, -1)
+
+
+# Nintendo stops: (cards, own calls, opponent's calls, total). Doubled from 7 points; doubled when the opponent
+# called koi-koi earlier in the round; both doublings stack; the stopping player's own call multiplies nothing.
+NINTENDO_STOPS = [
+    (DRY3, 0, 0, 5),
+    (DRY3, 1, 0, 5),
+    (DRY3, 0, 1, 10),
+    ([*BDB, SAKE], 0, 0, 6),  # 6 points: not doubled
+    (WET4, 0, 0, 14),  # 7 points: doubled
+    (WET4, 1, 0, 14),
+    (DRY4, 0, 1, 32),  # 8 points, x2 from 7, x2 after the opponent's call
+    (DRY4, 1, 1, 32),
+    (POETRY + BLUE, 0, 0, 20),
+]
+
+
+@pytest.mark.parametrize(("cards", "calls", "opponent_calls", "total"), NINTENDO_STOPS)
+def test_nintendo_stop_doublings(cards: list[str], calls: int, opponent_calls: int, total: int) -> None:
+    assert score(cards, PRESETS[N], calls, opponent_calls).total == total
+
+
+@pytest.mark.parametrize("preset_name", [G, C, K])
+def test_the_opponents_calls_change_no_stop_of_the_other_presets(preset_name: str) -> None:
+    rules = PRESETS[preset_name]
+    for calls in range(3):
+        assert score(DRY4, rules, calls, 2) == score(DRY4, rules, calls)
+
+
+def test_a_grown_set_names_the_cards_that_grew_it() -> None:
+    result = score([*POETRY, *BLUE, "iris-ribbon", "clover-boar"], PRESETS[N])
+    (only,) = result.yaku
+    assert only.name.value == "poetry_and_blue_ribbons" and only.points == 11
+    assert sorted(only.card_ids()) == sorted([*POETRY, *BLUE, "iris-ribbon"])

@@ -20,6 +20,14 @@ def score_cmd(
             "--koikoi-calls", "-k", min=0, max=48, help="Koi-koi calls made by this player this round."
         ),
     ] = 0,
+    opponent_calls: Annotated[
+        int,
+        typer.Option(
+            "--opponent-koikoi-calls", "-o", min=0, max=48,
+            help="Koi-koi calls made by the other player this round (they double a stop under "
+            "double_after_opponent_koikoi).",
+        ),
+    ] = 0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON: {yaku: [{name, points, cards}], total}.")
     ] = False,
@@ -29,7 +37,7 @@ def score_cmd(
         fail("a card id is repeated")
     try:
         r = load_rules(rules)
-        result = score(cards, r, koikoi_calls)
+        result = score(cards, r, koikoi_calls, opponent_calls)
     except EngineError as exc:
         fail(str(exc))
     if as_json:
@@ -41,6 +49,8 @@ def score_cmd(
     for y in result.yaku:
         typer.echo(f"{y.name.value:<22} {y.points:>3}  {' '.join(y.card_ids())}")
     extra = f" after {koikoi_calls} koi-koi call(s)" if koikoi_calls else ""
+    if opponent_calls:
+        extra += f" ({opponent_calls} by the opponent)"
     typer.echo(f"{'yaku points':<22} {result.base:>3}")
     typer.echo(f"{'total' + extra:<22} {result.total:>3}")
 
@@ -54,7 +64,7 @@ def rules_cmd(
     """List the presets, or print one preset's (or rules file's) full option set, ready to copy and edit."""
     if preset is None:
         if as_json:
-            typer.echo(json.dumps({name: r.to_dict() for name, r in PRESETS.items()}, indent=2))
+            typer.echo(json.dumps({name: r.to_dict(complete=True) for name, r in PRESETS.items()}, indent=2))
             return
         for name, r in PRESETS.items():
             typer.echo(f"{name:<14} {r.rounds} round(s), koi-koi scoring {r.koikoi_scoring.value}")
@@ -63,7 +73,7 @@ def rules_cmd(
         r = load_rules(preset)
     except EngineError as exc:
         fail(str(exc))
-    typer.echo(json.dumps(r.to_dict(), indent=2) if as_json else r.to_toml(), nl=as_json)
+    typer.echo(json.dumps(r.to_dict(complete=True), indent=2) if as_json else r.to_toml(), nl=as_json)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,8 @@ from referee.engine.cards import Card, Mask
 
 @dataclass(slots=True)
 class Misdeal:
-    """A deal thrown in and dealt again; ``reason``: field_four, field_four_pairs, hand_four, hand_yaku_both."""
+    """A deal thrown in and dealt again; ``reason``: field_four, field_three (three or four cards of a month on
+    the field), field_four_pairs, hand_four, hand_yaku_both."""
 
     round: int
     reason: str
@@ -114,7 +115,8 @@ class KoikoiDecision:
 
 @dataclass(slots=True)
 class RoundEnd:
-    """A round's result. ``winner`` None: nobody scored. ``reason``: stop, auto_stop, exhausted, teshi, kuttsuki."""
+    """A round's result. ``winner`` None: nobody scored. ``reason``: stop, auto_stop (a yaku on the last turn, or
+    after the round's last koi-koi call allowed), exhausted, teshi, kuttsuki."""
 
     round: int
     winner: int | None

@@ -1,7 +1,8 @@
-"""The rules model: one frozen record of every option, the three presets, and rules files.
+"""The rules model: one frozen record of every option, the four presets, and rules files.
 
 A preset is only a set of values of :class:`Rules`. A rules file (TOML or JSON) names a ``base`` preset and overrides
-some fields; an unknown field or an impossible value raises :class:`RulesError` naming the field.
+some fields; an unknown field or an impossible value raises :class:`RulesError` naming the field, and so does a
+combination that would make a field dead (a value that could never change a game).
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ class LastTurn(StrEnum):
     AUTO_STOP = "auto_stop"  # the player stops and scores, no choice
 
 
+class SetGrowth(StrEnum):
+    """Whether the set yaku (poetry ribbons, blue ribbons, both together, boar-deer-butterfly) grow with further cards
+    of their kind (ribbons, animals)."""
+
+    NONE = "none"  # a set scores its points; the ribbons and animals yaku count every card on their own
+    GROW = "grow"  # +1 per further card of the kind; while a set of the kind scores, the count yaku of it does not
+    GROW_AND_COUNT = "grow_and_count"  # +1 per further card of the kind, and the count yaku scores as well
+
+
 class TieBreak(StrEnum):
     """The match result when both players end with equal points."""
 
@@ -78,6 +88,10 @@ class TieBreak(StrEnum):
 
 def _int(lo: int, hi: int = 10_000, doc: str = "", default: int | None = None) -> Any:
     return field(default=lo if default is None else default, metadata={"range": (lo, hi), "doc": doc})
+
+
+def _opt(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +109,10 @@ class Rules:
     first_dealer: FirstDealer = FirstDealer.SEAT1
     leader: Leader = Leader.NON_DEALER
     next_dealer: NextDealer = NextDealer.WINNER_LEADS
+    pass_deal_when_nobody_wins: bool = _opt(
+        False, "after a round nobody won, the other player deals (false: the same dealer)")
     misdeal_field_four: bool = True  # four cards of one month on the field: redeal
+    misdeal_field_three: bool = _opt(False, "three or four cards of one month on the field: redeal")
     misdeal_field_four_pairs: bool = False  # four pairs of months on the field: redeal
     misdeal_hand_four: bool = False  # four cards of one month in either hand: redeal
     teshi_points: int = _int(0, 1000, "four cards of one month in an opening hand; 0: no such hand yaku")
@@ -112,7 +129,12 @@ class Rules:
     poetry_ribbons: int = _int(0)
     blue_ribbons: int = _int(0)
     poetry_blue_bonus: int = _int(0, doc="further points when both poetry and blue ribbons are held")
+    poetry_and_blue_ribbons: int = _int(
+        0, doc="poetry and blue ribbons held together: one yaku of these points in place of both; 0: each its own")
     boar_deer_butterfly: int = _int(0)
+    set_growth: SetGrowth = field(default=SetGrowth.NONE, metadata={"doc": (
+        "grow: poetry, blue, both, boar-deer-butterfly +1 per further ribbon or animal, in place of the ribbons or "
+        "animals yaku; grow_and_count: and that yaku too; none: fixed")})
     ribbons_min: int = _int(1, 10, "ribbons needed for the ribbons yaku")
     ribbons_points: int = _int(0, doc="points of the ribbons yaku at its minimum")
     ribbons_extra: int = _int(0, doc="points per ribbon beyond the minimum")
@@ -134,14 +156,29 @@ class Rules:
     reopen: Reopen = Reopen.POINTS_RISE
     last_turn: LastTurn = LastTurn.CHOICE
     exhausted_dealer_points: int = _int(0, 1000, "points the dealer wins when both hands run out")
+    koikoi_calls_per_round: int = _int(
+        0, 1000, "koi-koi calls allowed per round, both players together; then the next yaku ends the round; 0: no "
+        "limit")
+    double_from: int = _int(0, 10_000, "a stop that scores this many points or more is doubled; 0: never")
+    double_after_opponent_koikoi: bool = _opt(
+        False, "a stop is doubled when the opponent called koi-koi earlier in the round")
 
     def __reduce__(self) -> tuple[type[Rules], tuple[Any, ...]]:
         """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
         return Rules, tuple(getattr(self, f.name) for f in fields(self))
 
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as plain JSON/TOML values, in declaration order."""
-        return {name: _plain(getattr(self, name)) for name in _FIELD_NAMES}
+    def to_dict(self, complete: bool = False) -> dict[str, Any]:
+        """The fields as plain JSON/TOML values, in declaration order: the wire form of the rule set.
+
+        The fields added after the first rule set of the koikoi/1 protocol (:data:`LATER_FIELDS`) are left out while
+        they hold their default, which changes no game, so that every rule set that does not use them reads as it
+        always did; ``complete=True`` writes every field.
+        """
+        return {
+            name: _plain(getattr(self, name))
+            for name in _FIELD_NAMES
+            if complete or name not in LATER_FIELDS or getattr(self, name) != _DEFAULTS[name]
+        }
 
     def to_toml(self) -> str:
         """The full option set as a TOML document that :func:`load_rules` reads back."""
@@ -158,6 +195,14 @@ class Rules:
 
 _FIELD_NAMES: Final = tuple(f.name for f in fields(Rules))
 """The fields of :class:`Rules`, in declaration order (a rule set is written out at every match's start)."""
+
+LATER_FIELDS: Final = frozenset({
+    "pass_deal_when_nobody_wins", "misdeal_field_three", "poetry_and_blue_ribbons", "set_growth",
+    "koikoi_calls_per_round", "double_from", "double_after_opponent_koikoi",
+})  # fmt: skip
+"""Fields added after the first koikoi/1 rule set: written out only when set, and optional in a full rule set."""
+
+_DEFAULTS: Final[dict[str, Any]] = {f.name: f.default for f in fields(Rules)}
 
 
 def _plain(value: Any) -> Any:
@@ -208,7 +253,23 @@ KOIKOI_JAPAN = Rules(
 )  # fmt: skip
 """The rules of KoiKoi-Japan, used by the Koi-Koi AI research community."""
 
-PRESETS: dict[str, Rules] = {r.name: r for r in (GUIDE, CARDAVIA, KOIKOI_JAPAN)}
+NINTENDO = Rules(
+    name="nintendo", rounds=12, starting_points=0, end_when_broke=False, transfer_points=False,
+    tie_break=TieBreak.DRAW, first_dealer=FirstDealer.RANDOM, leader=Leader.DEALER,
+    next_dealer=NextDealer.WINNER_DEALS, pass_deal_when_nobody_wins=True,
+    misdeal_field_four=False, misdeal_field_three=True, teshi_points=6, kuttsuki_points=6,
+    must_match_from_hand=False,
+    five_brights=10, four_brights_dry=8, four_brights_wet=7, three_brights=5,
+    poetry_ribbons=5, blue_ribbons=5, poetry_and_blue_ribbons=10, set_growth=SetGrowth.GROW,
+    boar_deer_butterfly=5, sake_as_chaff=True,
+    cherry_viewing=5, moon_viewing=5, cherry_viewing_after_koikoi=5, moon_viewing_after_koikoi=5,
+    koikoi_scoring=KoikoiScoring.NONE, reopen=Reopen.POINTS_RISE, last_turn=LastTurn.CHOICE,
+    exhausted_dealer_points=0, koikoi_calls_per_round=1, double_from=7, double_after_opponent_koikoi=True,
+    **_COMMON,
+)  # fmt: skip
+"""The rules of Nintendo's Koi-Koi, which most digital versions follow: 12 rounds, points added up."""
+
+PRESETS: dict[str, Rules] = {r.name: r for r in (GUIDE, CARDAVIA, KOIKOI_JAPAN, NINTENDO)}
 """The presets by name."""
 
 _FIELDS = {f.name: f for f in fields(Rules)}
@@ -224,7 +285,7 @@ def rules_from_dict(data: Any, *, source: str = "rules") -> Rules:  # Any: check
     data = dict(data)
     base_name = data.pop("base", None)
     if base_name is None:
-        missing = [n for n in _FIELDS if n != "name" and n not in data]
+        missing = [n for n in _FIELDS if n != "name" and n not in LATER_FIELDS and n not in data]
         if missing:
             raise RulesError(
                 f"{source}: name a base preset (base = \"guide\") or set every field; missing: {', '.join(missing)}"
@@ -294,11 +355,33 @@ def _check_whole(rules: Rules, source: str) -> None:
             f"{source}: field 'teshi_points' = {rules.teshi_points} can never score: 'misdeal_hand_four' = true "
             "redeals such a hand first; set one of them off"
         )
+    if rules.misdeal_field_three and rules.misdeal_field_four:
+        raise RulesError(
+            f"{source}: field 'misdeal_field_four' = true can never redeal: 'misdeal_field_three' = true redeals "
+            "such a field first; set misdeal_field_four = false"
+        )
+    if rules.pass_deal_when_nobody_wins and rules.exhausted_dealer_points:
+        raise RulesError(
+            f"{source}: field 'pass_deal_when_nobody_wins' = true can never act: 'exhausted_dealer_points' = "
+            f"{rules.exhausted_dealer_points} makes the dealer win every round nobody stops; set one of them off"
+        )
+    if rules.poetry_and_blue_ribbons and rules.poetry_blue_bonus:
+        raise RulesError(
+            f"{source}: field 'poetry_blue_bonus' = {rules.poetry_blue_bonus} can never score: "
+            f"'poetry_and_blue_ribbons' = {rules.poetry_and_blue_ribbons} scores both sets as one yaku; set one "
+            "of them to 0"
+        )
+    sets = (rules.poetry_ribbons, rules.blue_ribbons, rules.poetry_and_blue_ribbons, rules.boar_deer_butterfly)
+    if rules.set_growth is not SetGrowth.NONE and not any(sets):
+        raise RulesError(
+            f"{source}: field 'set_growth' = {rules.set_growth.value!r} can never act: poetry_ribbons, blue_ribbons, "
+            "poetry_and_blue_ribbons and boar_deer_butterfly are all 0"
+        )
 
 
 _ENUMS: dict[str, type[StrEnum]] = {
     cls.__name__: cls
-    for cls in (FirstDealer, Leader, NextDealer, CaptureThree, KoikoiScoring, Reopen, LastTurn, TieBreak)
+    for cls in (FirstDealer, Leader, NextDealer, CaptureThree, KoikoiScoring, Reopen, LastTurn, SetGrowth, TieBreak)
 }
 
 

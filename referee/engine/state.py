@@ -29,7 +29,7 @@ from referee.engine.rules import (
     Rules,
     TieBreak,
 )
-from referee.engine.yaku import HandYaku, evaluate, koikoi_total, yaku_names, yaku_points
+from referee.engine.yaku import HandYaku, evaluate, stop_total, yaku_names, yaku_points
 
 
 class Phase(IntEnum):
@@ -532,6 +532,10 @@ def _end_turn(s: State, p: int, events: list[Event] | None) -> None:
         if last and rules.last_turn is _AUTO_STOP:
             _stop(s, p, "auto_stop", events)
             return
+        limit = rules.koikoi_calls_per_round
+        if limit and s.koikoi[0] + s.koikoi[1] >= limit:  # no koi-koi call left this round: the yaku ends it
+            _stop(s, p, "auto_stop", events)
+            return
         s.phase = _PH_KOIKOI
         s.to_move = p
         return
@@ -551,7 +555,7 @@ def _next_turn(s: State, p: int, events: list[Event] | None) -> None:
 def _stop(s: State, p: int, reason: str, events: list[Event] | None) -> None:
     captured, calls, rules = s.captured[p], s.koikoi[p], s.rules
     base = evaluate(captured, rules, calls)[0]
-    total = koikoi_total(base, calls, rules.koikoi_scoring) if base else 0  # as score(...).total
+    total = stop_total(base, calls, s.koikoi[1 - p], rules)  # as score(...).total
     yaku: tuple[tuple[str, int], ...] = ()
     if base and events is not None:  # the breakdown only for the event
         yaku = tuple((name.value, points) for name, points in yaku_points(captured, rules, calls))
@@ -594,6 +598,8 @@ def _end_round(
             s.dealer = winner if rules.leader is Leader.DEALER else 1 - winner
         else:
             s.dealer = 1 - s.dealer
+    elif winner is None and rules.pass_deal_when_nobody_wins:
+        s.dealer = 1 - s.dealer
     s.round += 1
     _begin_round(s, events)
 
@@ -615,6 +621,8 @@ def _full_month(mask: Mask) -> bool:
 def _misdeal_reason(rules: Rules, hands: tuple[Mask, Mask], field: Mask) -> str | None:
     if rules.misdeal_field_four and _full_month(field):
         return "field_four"
+    if rules.misdeal_field_three and any((field & m).bit_count() >= 3 for m in MONTH_MASKS):
+        return "field_three"
     if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
         return "field_four_pairs"
     if rules.misdeal_hand_four and (_full_month(hands[0]) or _full_month(hands[1])):

@@ -92,7 +92,10 @@ def observe(state: State, seat: int) -> View:
         drawn=state.pending if state.phase is Phase.DRAW_CHOICE else -1,
         scores=state.scores,
         koikoi_calls=state.koikoi,
-        yaku=(score(state.captured[0], rules, state.koikoi[0]), score(state.captured[1], rules, state.koikoi[1])),
+        yaku=(
+            score(state.captured[0], rules, state.koikoi[0], state.koikoi[1]),
+            score(state.captured[1], rules, state.koikoi[1], state.koikoi[0]),
+        ),
         legal=tuple(legal_actions(state)) if mine else (),
     )
 

@@ -1,7 +1,13 @@
 """Yaku: the scoring combinations of captured cards, and what a stop scores.
 
 :func:`score` gives the full breakdown (name, cards, points). The match loop uses :func:`evaluate`, which gives only
-the base points and the set of yaku held, in a handful of ``int.bit_count()`` calls.
+the base points and the set of yaku held, in a handful of ``int.bit_count()`` calls; :func:`stop_total` turns base
+points into what a stop scores.
+
+With ``set_growth`` on, a set yaku (poetry ribbons, blue ribbons, both together, boar-deer-butterfly) scores one more
+point for each further card of its kind: the ribbons outside the ribbon sets that score, the animals outside the
+boar, deer and butterfly. The further ribbons count once: when poetry and blue ribbons both score as yaku of their
+own, they grow the first of them that scores (poetry ribbons).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any, Final
 
 from referee.engine import cards as C
 from referee.engine.cards import Mask
-from referee.engine.rules import KoikoiScoring, Rules
+from referee.engine.rules import KoikoiScoring, Rules, SetGrowth
 
 
 class Yaku(StrEnum):
@@ -27,6 +33,7 @@ class Yaku(StrEnum):
     POETRY_RIBBONS = "poetry_ribbons"
     BLUE_RIBBONS = "blue_ribbons"
     POETRY_BLUE_BONUS = "poetry_blue_bonus"
+    POETRY_AND_BLUE_RIBBONS = "poetry_and_blue_ribbons"  # both ribbon sets as one yaku (rules.poetry_and_blue_ribbons)
     BOAR_DEER_BUTTERFLY = "boar_deer_butterfly"
     RIBBONS = "ribbons"
     ANIMALS = "animals"
@@ -125,25 +132,42 @@ def _brights(captured: Mask, rules: Rules) -> list[tuple[Yaku, int, Mask]]:
 
 def _all_yaku(captured: Mask, rules: Rules, koikoi_calls: int) -> list[tuple[Yaku, int, Mask]]:
     out = _brights(captured, rules) if captured & C.BRIGHTS else []
+    grow = rules.set_growth is not SetGrowth.NONE
     ribbons = captured & C.RIBBONS
     poetry = ribbons & C.POETRY == C.POETRY
     blue = ribbons & C.BLUE == C.BLUE
-    if poetry and rules.poetry_ribbons:
-        out.append((Yaku.POETRY_RIBBONS, rules.poetry_ribbons, C.POETRY))
-    if blue and rules.blue_ribbons:
-        out.append((Yaku.BLUE_RIBBONS, rules.blue_ribbons, C.BLUE))
+    sets: list[tuple[Yaku, int, Mask]] = []
+    if poetry and blue and rules.poetry_and_blue_ribbons:
+        sets.append((Yaku.POETRY_AND_BLUE_RIBBONS, rules.poetry_and_blue_ribbons, C.POETRY | C.BLUE))
+    else:
+        if poetry and rules.poetry_ribbons:
+            sets.append((Yaku.POETRY_RIBBONS, rules.poetry_ribbons, C.POETRY))
+        if blue and rules.blue_ribbons:
+            sets.append((Yaku.BLUE_RIBBONS, rules.blue_ribbons, C.BLUE))
+    if sets and grow:  # the further ribbons grow the first set, once
+        held = 0
+        for _, _, cards in sets:
+            held |= cards
+        further = ribbons & ~held
+        name, pts, cards = sets[0]
+        sets[0] = (name, pts + further.bit_count(), cards | further)
+    out += sets
     if poetry and blue and rules.poetry_blue_bonus:
         out.append((Yaku.POETRY_BLUE_BONUS, rules.poetry_blue_bonus, C.POETRY | C.BLUE))
-    if captured & C.BOAR_DEER_BUTTERFLY == C.BOAR_DEER_BUTTERFLY and rules.boar_deer_butterfly:
-        out.append((Yaku.BOAR_DEER_BUTTERFLY, rules.boar_deer_butterfly, C.BOAR_DEER_BUTTERFLY))
+    animals = captured & C.ANIMALS
+    bdb = captured & C.BOAR_DEER_BUTTERFLY == C.BOAR_DEER_BUTTERFLY and rules.boar_deer_butterfly > 0
+    if bdb:
+        further = animals & ~C.BOAR_DEER_BUTTERFLY if grow else 0
+        out.append((Yaku.BOAR_DEER_BUTTERFLY, rules.boar_deer_butterfly + further.bit_count(),
+                    C.BOAR_DEER_BUTTERFLY | further))  # fmt: skip
+    replace = rules.set_growth is SetGrowth.GROW  # a set that scores stands in for the count yaku of its kind
     n = ribbons.bit_count()
-    if n >= rules.ribbons_min:
+    if n >= rules.ribbons_min and not (sets and replace):
         pts = rules.ribbons_points + (n - rules.ribbons_min) * rules.ribbons_extra
         if pts:
             out.append((Yaku.RIBBONS, pts, ribbons))
-    animals = captured & C.ANIMALS
     n = animals.bit_count()
-    if n >= rules.animals_min:
+    if n >= rules.animals_min and not (bdb and replace):
         pts = rules.animals_points + (n - rules.animals_min) * rules.animals_extra
         if pts:
             out.append((Yaku.ANIMALS, pts, animals))
@@ -175,6 +199,7 @@ _THREE: Final = _BIT[Yaku.THREE_BRIGHTS]
 _POETRY: Final = _BIT[Yaku.POETRY_RIBBONS]
 _BLUE: Final = _BIT[Yaku.BLUE_RIBBONS]
 _BONUS: Final = _BIT[Yaku.POETRY_BLUE_BONUS]
+_BOTH: Final = _BIT[Yaku.POETRY_AND_BLUE_RIBBONS]
 _BDB: Final = _BIT[Yaku.BOAR_DEER_BUTTERFLY]
 _RIBBONS: Final = _BIT[Yaku.RIBBONS]
 _ANIMALS: Final = _BIT[Yaku.ANIMALS]
@@ -188,6 +213,9 @@ _CHAFF_CARDS: Final = C.CHAFF
 _POETRY_CARDS: Final = C.POETRY
 _BLUE_CARDS: Final = C.BLUE
 _BDB_CARDS: Final = C.BOAR_DEER_BUTTERFLY
+_BOTH_CARDS: Final = C.POETRY | C.BLUE
+_NO_GROWTH: Final = SetGrowth.NONE
+_GROW: Final = SetGrowth.GROW
 _RAIN: Final = 1 << C.RAINMAN
 _SAKE_BIT: Final = 1 << C.SAKE
 _CURTAIN_BIT: Final = 1 << C.CURTAIN
@@ -224,26 +252,40 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
     if r:
         poetry = r & _POETRY_CARDS == _POETRY_CARDS
         blue = r & _BLUE_CARDS == _BLUE_CARDS
-        if poetry and rules.poetry_ribbons:
-            base += rules.poetry_ribbons
-            names |= _POETRY
-        if blue and rules.blue_ribbons:
-            base += rules.blue_ribbons
-            names |= _BLUE
+        held = 0  # the cards of the ribbon sets that score
+        if poetry and blue and rules.poetry_and_blue_ribbons:
+            base += rules.poetry_and_blue_ribbons
+            names |= _BOTH
+            held = _BOTH_CARDS
+        else:
+            if poetry and rules.poetry_ribbons:
+                base += rules.poetry_ribbons
+                names |= _POETRY
+                held = _POETRY_CARDS
+            if blue and rules.blue_ribbons:
+                base += rules.blue_ribbons
+                names |= _BLUE
+                held |= _BLUE_CARDS
+        if held and rules.set_growth is not _NO_GROWTH:  # (rules read only when a set is held: the hot path)
+            base += (r & ~held).bit_count()
         if poetry and blue and rules.poetry_blue_bonus:
             base += rules.poetry_blue_bonus
             names |= _BONUS
         n = r.bit_count()
-        if n >= rules.ribbons_min:
+        if n >= rules.ribbons_min and not (held and rules.set_growth is _GROW):
             pts = rules.ribbons_points + (n - rules.ribbons_min) * rules.ribbons_extra
             if pts:
                 base += pts
                 names |= _RIBBONS
-    if captured & _BDB_CARDS == _BDB_CARDS and rules.boar_deer_butterfly:
+    animals = captured & _ANIMAL_CARDS
+    bdb = animals & _BDB_CARDS == _BDB_CARDS and rules.boar_deer_butterfly > 0
+    if bdb:
         base += rules.boar_deer_butterfly
         names |= _BDB
-    n = (captured & _ANIMAL_CARDS).bit_count()
-    if n >= rules.animals_min:
+        if rules.set_growth is not _NO_GROWTH:
+            base += (animals & ~_BDB_CARDS).bit_count()
+    n = animals.bit_count()
+    if n >= rules.animals_min and not (bdb and rules.set_growth is _GROW):
         pts = rules.animals_points + (n - rules.animals_min) * rules.animals_extra
         if pts:
             base += pts
@@ -278,12 +320,26 @@ def yaku_bits(found: Iterable[Yaku]) -> int:
 
 
 def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
-    """What a stop scores: base yaku points after ``koikoi_calls`` calls by the stopping player."""
+    """Base yaku points after ``koikoi_calls`` calls by the stopping player, by the koi-koi scoring rule alone."""
     if scoring is KoikoiScoring.DOUBLE:
         return base << koikoi_calls
     if scoring is KoikoiScoring.ADD_THEN_MULTIPLY:
         return base + koikoi_calls if koikoi_calls <= 3 else base * (koikoi_calls - 2)
     return base
+
+
+def stop_total(base: int, koikoi_calls: int, opponent_calls: int, rules: Rules) -> int:
+    """What a stop scores: base yaku points after ``koikoi_calls`` calls by the stopping player and
+    ``opponent_calls`` by the other player this round. The koi-koi scoring first; then x2 when that reaches
+    ``double_from``, and x2 again after an opponent's call under ``double_after_opponent_koikoi``."""
+    if not base:
+        return 0
+    total = koikoi_total(base, koikoi_calls, rules.koikoi_scoring)
+    if rules.double_from and total >= rules.double_from:
+        total *= 2
+    if opponent_calls and rules.double_after_opponent_koikoi:
+        total *= 2
+    return total
 
 
 _NO_YAKU: Final = Score((), 0, 0)
@@ -297,17 +353,18 @@ def yaku_points(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> list[tup
     return [(name, points) for name, points, _ in found]
 
 
-def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0) -> Score:
-    """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls``."""
-    if koikoi_calls < 0:
-        raise ValueError("koikoi_calls must be 0 or more")
+def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0, opponent_calls: int = 0) -> Score:
+    """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls`` by
+    the player and ``opponent_calls`` by the other player this round (:func:`stop_total`)."""
+    if koikoi_calls < 0 or opponent_calls < 0:
+        raise ValueError("koikoi_calls and opponent_calls must be 0 or more")
     mask = captured if isinstance(captured, int) else C.mask_of_ids(captured)
     if not evaluate(mask, rules, koikoi_calls)[0]:
         return _NO_YAKU
     found = _all_yaku(mask, rules, koikoi_calls)
     found.sort(key=lambda y: _RANK[y[0]])
     base = sum(p for _, p, _ in found)
-    total = koikoi_total(base, koikoi_calls, rules.koikoi_scoring) if base else 0
+    total = stop_total(base, koikoi_calls, opponent_calls, rules)
     return Score(tuple(YakuScore(n, p, m) for n, p, m in found), base, total)
 
 

@@ -34,7 +34,7 @@ from pettingzoo.utils import wrappers
 from referee.engine import Rules
 from referee.rl.actions import N_ACTIONS
 from referee.rl.observation import HIGH, LOW
-from referee.rl.table import Observation, Reward, Table
+from referee.rl.table import Observation, Reward, Table, rewards
 
 AGENTS = ("player_1", "player_2")
 """The agents, seat 1 and seat 2."""
@@ -118,6 +118,9 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
         self.match_seed = self.table.reset_playable(self.match_seed, options.get("deals", ()), dealer)
         self.agents = list(AGENTS)
         self._reset_records()
+        r0, r1 = rewards(self.table.state.events, self.table.reward)  # a round a hand yaku ended as it was dealt
+        self.rewards = {AGENTS[0]: r0, AGENTS[1]: r1}
+        self._cumulative_rewards = dict(self.rewards)
         self.agent_selection = AGENTS[self.table.to_move]
 
     def observe(self, agent: str) -> Observation:

@@ -31,7 +31,7 @@ from referee.rl.actions import N_ACTIONS
 from referee.rl.koikoi_v0 import AGENTS, observation_space
 from referee.rl.opponents import BotOpponent, Opponent, PolicyOpponent, RandomOpponent
 from referee.rl.policies import Policy, greedy
-from referee.rl.table import IllegalMoveError, Observation, Reward, Table
+from referee.rl.table import IllegalMoveError, Observation, Reward, Table, rewards
 
 OpponentSpec = str | Policy | Opponent
 """``"random"``, ``"greedy"``, any other string (a bot command), a policy ``(observation, mask) -> index``, or
@@ -103,7 +103,7 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
             events = self.table.reset(self.match_seed)
             self.opponent.start(self.table.rules, opp, f"m-{self._matches:04d}", rng)
             self.opponent.tell(events, opp)
-            self._reward = 0.0
+            self._reward = rewards(events, self.table.reward)[self.seat]  # a round a hand yaku ended at once
             self._opponent_turns()
             if not self._done:
                 return self.table.observation(self.seat), self._info()
@@ -133,10 +133,10 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         except IllegalMoveError:
             self._done = True
             return table.observation(self.seat), self.illegal_reward, True, False, self._info(illegal_action=True)
-        self._reward = 0.0
         self._record(*table.step(engine_action))
         self._opponent_turns()
-        return table.observation(self.seat), self._reward, self._done, False, self._info()
+        reward, self._reward = self._reward, 0.0  # with what came before the agent's first decision
+        return table.observation(self.seat), reward, self._done, False, self._info()
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``: the table as the agent's seat sees it."""
