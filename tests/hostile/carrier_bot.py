@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             if sorted(map(str, answers)) != sorted(map(str, request["legal"])):
                 return dict(super().choose(request))
             me = record.seat
-            values = [sum(plan(search, search.apply(s, a, record=False), me, PLAN_DEPTH) for s in states) for a in actions]
+            values = [sum(plan(search, search.apply(s, a, record=False), me, PLAN_DEPTH) for s in states)
+                      for a in actions]  # fmt: skip
             return dict(answers[max(range(len(actions)), key=values.__getitem__)])
 
         def sample(self, record: Any, rng: random.Random) -> Any:
