@@ -19,6 +19,9 @@ A lost node (or a lost actor) is handled by the driver's own bookkeeping, not by
 its unit that have no result yet go back to the queue, for another actor, with the same deals. A match is
 recorded only when its result arrives, and a second result for a recorded match is ignored, so nothing is lost
 or counted twice. A replacement actor is requested for each lost one; Ray places it once the cluster has room.
+When the lost unit had played the first game of a pair but not the second, the second goes to another slot and
+is played there on bot processes of that slot: the processes that played the first game died with the lost
+actor (bots die with their parent) or sit on a node cut off from the cluster, so no local channel joins them.
 
 Ray is an optional dependency (``pip install 'koikoi-referee[ray]'``), imported only here and only when the
 backend is chosen.
