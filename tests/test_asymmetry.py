@@ -16,7 +16,7 @@ from referee.records import MatchResult, Termination
 from referee.tournament.asymmetry import ALPHA, EXACT_MAX, Asymmetry, Differences, doubled_ranks, signed_rank_p
 from referee.tournament.config import BotSpec, TournamentConfig
 from referee.tournament.records import Record
-from referee.tournament.schedule import build_schedule, order_of, work_units
+from referee.tournament.schedule import MatchSpec, build_schedule, order_of, work_units
 from referee.tournament.standings import compute
 
 # (differences, p by hand). Ranks of |d| (ties share their mean rank, zeros are left out); p is the share of the
@@ -116,10 +116,7 @@ def test_the_order_is_a_coin_of_the_pair_and_units_play_the_first_game_first() -
                 assert (first.order, second.order) == (1, 2)
 
 
-def _record(spec: object, scores: tuple[int, int], order: int | None) -> Record:
-    from referee.tournament.schedule import MatchSpec
-
-    assert isinstance(spec, MatchSpec)
+def _record(spec: MatchSpec, scores: tuple[int, int], order: int | None) -> Record:
     winner = None if scores[0] == scores[1] else int(scores[1] > scores[0])
     result = MatchResult(spec.match_id, winner, scores, 1, Termination.ROUNDS, None, spec.seats, spec.seed, 10)
     return Record(spec, result, None, order)
