@@ -26,7 +26,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from referee.records import MatchResult  # noqa: E402
 from referee.tournament import BotSpec, RunOptions, TournamentConfig, play, resolve_rules, start  # noqa: E402
-from referee.tournament.records import Record  # noqa: E402
+from referee.tournament.records import Played, Record  # noqa: E402
 from referee.tournament.schedule import MatchSpec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,8 +52,8 @@ def on_ray(config: TournamentConfig, jobs: int, folder: Path, address: str) -> t
 
     store = start(config, RunOptions(jobs=jobs, backend="ray", ray_address=address), folder)
 
-    def emit(spec: MatchSpec, result: MatchResult) -> None:
-        store.append(Record(spec, result))
+    def emit(spec: MatchSpec, result: MatchResult, played: Played) -> None:
+        store.append(Record.of(spec, result, played))
 
     t0 = time.perf_counter()
     with RayRun(config, store.output(), store.pending(), jobs, address) as run:

@@ -298,6 +298,14 @@ for line in sys.stdin:
 """
 
 
+def _played_order(seed: int, first: str, second: str, pair: int) -> str:
+    """The game letters of pair ``pair`` of the pairing ``first``-vs-``second`` in the order they are played."""
+    from referee.tournament.schedule import Pairing, order_of, pair_seed
+
+    pair_s = pair_seed(seed, Pairing(0, first, second), pair)
+    return "ab" if order_of(pair_s, "a") == 1 else "ba"
+
+
 def _header(replay: Path) -> dict[str, object]:
     header: dict[str, object] = json.loads(replay.read_text().splitlines()[0])
     return header
@@ -308,7 +316,8 @@ def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str,
     script, flag, out = tmp_path / "hang_once.py", tmp_path / "hang", tmp_path / "t"
     script.write_text(HANG_ONCE)
     flag.touch()
-    target = "01-hangs-vs-last-001b"  # game b of the second pair: game a of that pair is finished by then
+    played = [_played_order(21, "hangs", "last", pair) for pair in (0, 1)]  # each pair's games, first-played first
+    target = f"01-hangs-vs-last-001{played[1][1]}"  # the second-played game of the second pair: the other is done
     exe = Path(sys.executable).parent / "koikoi-referee"
     cmd = [str(exe), "tournament", "-b", f"hangs={sys.executable} {script} {flag} {target}", "-b",
            f"last={bot} last", "--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "600000",
@@ -333,14 +342,14 @@ def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str,
     assert proc.returncode == 130 and f"--resume {out}" in err and "Traceback" not in err
     old_seed = _header(replay)["seed"]
     assert [json.loads(line)["match_id"] for line in (out / "results.jsonl").read_text().splitlines()] == [
-        "01-hangs-vs-last-000a", "01-hangs-vs-last-000b", "01-hangs-vs-last-001a"]  # fmt: skip
+        *(f"01-hangs-vs-last-000{g}" for g in played[0]), f"01-hangs-vs-last-001{played[1][0]}"]  # fmt: skip
     flag.unlink()
 
     resumed = referee("tournament", "--resume", out, "--no-html")
     assert "01-hangs-vs-last-001a and 01-hangs-vs-last-001b interrupted: dealt afresh" in resumed.stderr
     kept = sorted(p.name for p in (out / "replays").glob("*.interrupted-*"))
     assert kept == ["01-hangs-vs-last-001a.interrupted-1.jsonl", "01-hangs-vs-last-001b.interrupted-1.jsonl"]
-    assert _header(out / "replays" / kept[1])["seed"] == old_seed  # the partial replay, kept as it was
+    assert _header(out / "replays" / f"{target}.interrupted-1.jsonl")["seed"] == old_seed  # the partial replay
     new_a, new_b = (_header(out / "replays" / f"01-hangs-vs-last-001{g}.jsonl")["seed"] for g in "ab")
     assert new_a == new_b != old_seed  # both games of the pair on one new deal
     doc = json.loads((out / "standings.json").read_text())

@@ -67,6 +67,16 @@ def _leaderboard(st: Standings) -> str:
     return _table("leaderboard", LEADERBOARD_HEAD, rows)
 
 
+def _asymmetry(st: Standings) -> str:
+    """The asymmetry test's verdict: a line per flagged bot, or one saying that none is."""
+    flagged = st.flagged
+    if not flagged:
+        return ('<p id="asymmetry">Asymmetry test: no bot scored significantly better (1% level) in the '
+                "second-played game of its pairs.</p>")  # fmt: skip
+    lines = "".join(f'<li data-bot="{_e(b.name)}">{_e(b.asymmetry.text(b.name))}</li>' for b in flagged if b.asymmetry)
+    return f'<ul id="asymmetry" class="flagged">{lines}</ul>'
+
+
 def _crosstable(st: Standings) -> str:
     names = [b.name for b in st.bots]
     cell: dict[tuple[str, str], tuple[float, int, str]] = {}
@@ -192,6 +202,7 @@ def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, 
         "<h2>Leaderboard</h2>", _leaderboard(st),
         '<p class="note">Elo: a joint Bradley–Terry fit over all games (a draw is half a win), mean 0, with a 95% '
         "interval; LOS: the likelihood that the bot is stronger than the next one.</p>",
+        _asymmetry(st),
         "<h2>Crosstable</h2>", _crosstable(st),
         "<h2>Per-bot statistics</h2>", _stats(st, _logs(root, records)),
         "<h2>How the ratings settled</h2>", _history_svg(st, records),

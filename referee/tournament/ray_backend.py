@@ -19,6 +19,9 @@ A lost node (or a lost actor) is handled by the driver's own bookkeeping, not by
 its unit that have no result yet go back to the queue, for another actor, with the same deals. A match is
 recorded only when its result arrives, and a second result for a recorded match is ignored, so nothing is lost
 or counted twice. A replacement actor is requested for each lost one; Ray places it once the cluster has room.
+When the lost unit had played the first game of a pair but not the second, the second goes to another slot and
+is played there on bot processes of that slot: the processes that played the first game died with the lost
+actor (bots die with their parent) or sit on a node cut off from the cluster, so no local channel joins them.
 
 Ray is an optional dependency (``pip install 'koikoi-referee[ray]'``), imported only here and only when the
 backend is chosen.
@@ -51,7 +54,8 @@ from referee.seats import BotSeat
 from referee.seats.descendants import adopt_orphans
 from referee.seats.process import ProcessError, check_command, kill_all_now
 from referee.tournament.config import TournamentConfig, TournamentError
-from referee.tournament.runner import Emit, WorkerError, bot_limits, close_seats, play_unit
+from referee.tournament.records import Played
+from referee.tournament.runner import Emit, Worker, WorkerError, bot_limits, play_unit
 from referee.tournament.schedule import MatchSpec, work_units
 from referee.tournament.store import Output
 
@@ -83,6 +87,7 @@ class Shipment:
 
     match_id: str
     result: MatchResult
+    played: Played
     replay: bytes | None
     logs: dict[str, bytes]  # log file name -> bytes written since the last shipment
     node_id: str
@@ -116,7 +121,7 @@ class SlotWorker:
         self.out = dataclasses.replace(out, root=self.staging)
         (self.staging / "replays").mkdir()
         (self.staging / "logs").mkdir()
-        self.seats: dict[str, BotSeat] = {}
+        self.worker = Worker()
         self.stopping = False
         self.shipped: dict[str, int] = {}  # log file name -> bytes already sent
         self.node_id, self.node_ip = _node()
@@ -132,13 +137,13 @@ class SlotWorker:
     async def play(self, unit: list[MatchSpec]) -> AsyncIterator[list[Shipment]]:
         """Play ``unit`` (one pairing's matches), yielding the matches as they end: each batch holds the matches
         that ended within :data:`BATCH_S` of its first (one match, unless they are very short)."""
-        done: asyncio.Queue[tuple[MatchSpec, MatchResult] | None] = asyncio.Queue()
+        done: asyncio.Queue[tuple[MatchSpec, MatchResult, Played] | None] = asyncio.Queue()
 
-        def emit(spec: MatchSpec, result: MatchResult) -> None:
-            done.put_nowait((spec, result))
+        def emit(spec: MatchSpec, result: MatchResult, where: Played) -> None:
+            done.put_nowait((spec, result, where))
 
         task = asyncio.ensure_future(
-            play_unit(self.config, self.out, unit, emit, lambda: self.stopping, self.seats)
+            play_unit(self.config, self.out, unit, emit, lambda: self.stopping, self.worker)
         )
         task.add_done_callback(lambda _: done.put_nowait(None))
         loop = asyncio.get_running_loop()
@@ -159,17 +164,17 @@ class SlotWorker:
                 yield batch
         task.result()  # a failure of the unit (a bug, an unwritable staging folder) reaches the driver
 
-    def _ship(self, spec: MatchSpec, result: MatchResult) -> Shipment:
+    def _ship(self, spec: MatchSpec, result: MatchResult, where: Played) -> Shipment:
         replay_path = self.out.replay(spec.match_id)
         replay = replay_path.read_bytes() if replay_path.exists() else None
         with contextlib.suppress(FileNotFoundError):
             replay_path.unlink()
-        return Shipment(spec.match_id, result, replay, self._new_logs(), self.node_id, self.node_ip)
+        return Shipment(spec.match_id, result, where, replay, self._new_logs(), self.node_id, self.node_ip)
 
     def _new_logs(self) -> dict[str, bytes]:
         """The bot log output written since the last call; the files of closed bots are then removed."""
         out: dict[str, bytes] = {}
-        live = {s.process.stderr_path for s in self.seats.values()}
+        live = {s.process.stderr_path for s in self.worker.seats.values()}
         for path in [*(self.staging / "logs").iterdir()]:
             start = self.shipped.get(path.name, 0)
             if path.stat().st_size > start or path.name not in self.shipped:  # an empty log is kept too
@@ -186,7 +191,7 @@ class SlotWorker:
     async def finish(self) -> dict[str, bytes]:
         """Close every bot; returns the bot log output not sent yet, and removes the staging folder."""
         try:
-            await close_seats(self.seats)
+            await self.worker.close()
             return self._new_logs()
         finally:
             kill_all_now()
@@ -485,7 +490,7 @@ class RayRun:
                 continue  # a result already recorded counts once
             spec = self.by_id[shipment.match_id]
             self._write(spec, shipment)
-            emit(spec, shipment.result)
+            emit(spec, shipment.result, shipment.played)
             self.recorded.add(spec.match_id)
             recorded = True
         return recorded

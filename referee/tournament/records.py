@@ -1,7 +1,8 @@
 """The tournament's typed records and their one serialisation.
 
 A :class:`Record` is one finished match as ``results.jsonl`` keeps it: its schedule entry
-(:class:`~referee.tournament.schedule.MatchSpec`) and the match's :class:`~referee.records.MatchResult`. A
+(:class:`~referee.tournament.schedule.MatchSpec`), the match's :class:`~referee.records.MatchResult`, whether it
+was its pair's first- or second-played game, and where and when it was played (:class:`Played`). A
 :class:`Redeal` line says that a deal pair was interrupted and is dealt afresh. :class:`BotRow`,
 :class:`PairingRow` and :class:`PairRow` are the rows of the standings. Every JSON and CSV form of these
 records is written here and nowhere else.
@@ -15,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from referee.records import Failure, MatchResult, SeatStats, bucket_upper_ms
+from referee.tournament.asymmetry import Asymmetry, Differences
 from referee.tournament.ratings import TOO_FEW, Rating
 from referee.tournament.schedule import MatchSpec
 from referee.tournament.stats import Estimate, estimate_of_sums, pentanomial
@@ -47,11 +49,52 @@ COLUMN_OF: dict[Failure, Column] = {
 
 
 @dataclass(frozen=True)
+class Played:
+    """Where and when a match was played: the worker (``host/pid``, see
+    :func:`referee.tournament.runner.worker_name`), the worker's running count of matches (1 for its first), and
+    the wall-clock start and end (seconds since the epoch)."""
+
+    worker: str
+    seq: int
+    start: float
+    end: float
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``played`` object of a ``results.jsonl`` line (times to the millisecond)."""
+        return {"worker": self.worker, "seq": self.seq, "start": round(self.start, 3), "end": round(self.end, 3)}
+
+    @staticmethod
+    def from_json(obj: Any) -> Played:
+        """The inverse of :meth:`to_json` (``ValueError`` otherwise)."""
+        if not isinstance(obj, dict):
+            raise ValueError("played is an object")
+        worker, seq, start, end = (obj.get(k) for k in ("worker", "seq", "start", "end"))
+        times = [t for t in (start, end) if isinstance(t, int | float) and not isinstance(t, bool)]
+        if not isinstance(worker, str) or type(seq) is not int or len(times) != 2:
+            raise ValueError("played has a worker name, a whole seq and start and end times")
+        return Played(worker, seq, float(times[0]), float(times[1]))
+
+
+@dataclass(frozen=True)
 class Record:
-    """One finished match: its schedule entry and its result (engine seats 0/1 inside)."""
+    """One finished match: its schedule entry and its result (engine seats 0/1 inside), whether it was the first
+    (1) or second (2) game of its pair to be played (None: not recorded, a folder of an older version), and where
+    and when it was played (None: not recorded)."""
 
     spec: MatchSpec
     result: MatchResult
+    played: Played | None = None
+    order: int | None = None
+
+    @staticmethod
+    def of(spec: MatchSpec, result: MatchResult, played: Played) -> Record:
+        """The record of a match just played as ``spec`` schedules it (in its pair's order)."""
+        return Record(spec, result, played, spec.order)
+
+    def margin_of(self, name: str) -> int:
+        """The point margin of bot ``name`` (one of the two seats): its match score minus its opponent's."""
+        i = self.spec.seats.index(name)
+        return self.result.scores[i] - self.result.scores[1 - i]
 
     def points_of(self, name: str) -> float:
         """1, 1/2 or 0 for the bot ``name`` (one of the two seats)."""
@@ -79,6 +122,10 @@ class Record:
         line: dict[str, Any] = {"match_id": spec.match_id, "index": spec.index, "seats": list(spec.seats)}
         if spec.deal:
             line["deal"] = spec.deal
+        if self.order is not None:
+            line["order"] = self.order
+        if self.played is not None:
+            line["played"] = self.played.to_json()
         line["result"] = self.result.to_json()
         return line
 
@@ -101,7 +148,11 @@ class Record:
         result = MatchResult.from_json(result_json)
         if result.match_id != spec.match_id or result.seed != spec.seed:
             raise ValueError(f"match {match_id}: the result is of another match or deal")
-        return Record(spec, result)
+        order = obj.get("order")
+        if order is not None and (type(order) is not int or order not in (1, 2)):
+            raise ValueError(f"match {match_id}: order is 1 or 2")
+        played = Played.from_json(obj["played"]) if "played" in obj else None
+        return Record(spec, result, played, order)
 
     def csv_row(self) -> dict[str, Any]:
         """The ``matches.csv`` row."""
@@ -114,6 +165,7 @@ class Record:
             "seat2": spec.seats[1],
             "seed": spec.seed,
             "first_dealer": spec.first_dealer + 1,
+            "order": self.order or "",
             "winner": self.winner_name or "",
             "score1": res.scores[0],
             "score2": res.scores[1],
@@ -126,7 +178,7 @@ class Record:
 
 
 MATCH_FIELDS = [
-    "match_id", "seat1", "seat2", "seed", "first_dealer", "winner", "score1", "score2", "rounds", "reason",
+    "match_id", "seat1", "seat2", "seed", "first_dealer", "order", "winner", "score1", "score2", "rounds", "reason",
     "forfeit_bot", "forfeit_reason", "forfeit_detail",
 ]  # fmt: skip
 """The columns of ``matches.csv``."""
@@ -222,7 +274,8 @@ class BotStats:
 @dataclass
 class BotRow:
     """One line of the standings table: results, pair scores (as running sums), the joint rating, the
-    likelihood of superiority over the next bot, and the statistics of its play."""
+    likelihood of superiority over the next bot, the statistics of its play, and the asymmetry test of its
+    second-played against its first-played games (:mod:`referee.tournament.asymmetry`)."""
 
     name: str
     games: int = 0
@@ -236,6 +289,8 @@ class BotRow:
     stats: BotStats = field(default_factory=BotStats)
     rating: Rating | None = None
     los: float | None = None  # likelihood of superiority over the next bot in the standings
+    order_diffs: Differences = field(default_factory=Differences)  # second-played minus first-played margins
+    asymmetry: Asymmetry | None = None  # the test on order_diffs, set with the standings
 
     @property
     def points(self) -> float:
@@ -272,6 +327,7 @@ class BotRow:
             "elo_error": _num(r.error) if r and enough else None,
             "elo_note": None if enough else TOO_FEW,
             "los": None if self.los is None else round(self.los, 4),
+            **(self.asymmetry or self.order_diffs.test()).to_json(),
             **self.stats.to_json(),
             **{c.value: self.failures[c] for c in Column},
         }
@@ -346,6 +402,11 @@ class PairRow:
         """The first bot's points over the played games."""
         return sum(g.points_of(self.first) for g in self.games.values())
 
+    @property
+    def played_first(self) -> str | None:
+        """The letter of the game played first, when its results say (None: older results without the order)."""
+        return next((g for g, rec in sorted(self.games.items()) if rec.order == 1), None)
+
     def to_json(self) -> dict[str, Any]:
         """The ``pairs`` entry of ``standings.json``."""
         return {
@@ -356,6 +417,7 @@ class PairRow:
             "complete": self.complete,
             "first_points": self.first_points,
             "second_points": len(self.games) - self.first_points,
+            "played_first": self.played_first,
             "games": {
                 g: {
                     "match_id": rec.spec.match_id,
@@ -363,6 +425,7 @@ class PairRow:
                     "winner": None if rec.result.winner is None else rec.result.winner + 1,
                     "scores": list(rec.result.scores),
                     "reason": rec.result.reason.value,
+                    "order": rec.order,
                 }
                 for g, rec in sorted(self.games.items())
             },
@@ -379,12 +442,14 @@ class PairRow:
             "first_points": self.first_points,
             "second_points": len(self.games) - self.first_points,
             "complete": self.complete,
+            "played_first": self.played_first or "",
             "match_a": a.spec.match_id if a else "",
             "match_b": b.spec.match_id if b else "",
         }
 
 
 PAIR_FIELDS = [
-    "pairing", "pair", "first", "second", "first_points", "second_points", "complete", "match_a", "match_b",
+    "pairing", "pair", "first", "second", "first_points", "second_points", "complete", "played_first", "match_a",
+    "match_b",
 ]  # fmt: skip
 """The columns of ``pairs.csv``."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.seats.launch import expected_isolation
+from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.config import TournamentConfig
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
@@ -50,6 +51,10 @@ RATING_MODEL = {
 }
 """What ``standings.json`` says of how its ratings are computed (see :mod:`referee.tournament.ratings`)."""
 
+ASYMMETRY_TEST = {"method": METHOD, "alpha": ALPHA, "exact_up_to": EXACT_MAX}
+"""What ``standings.json`` says of the asymmetry test behind each bot's ``asymmetry_*`` fields (see
+:mod:`referee.tournament.asymmetry`)."""
+
 
 def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     """The whole report as one JSON document; ``meta`` (fingerprint, seed, complete, ...) goes first."""
@@ -60,6 +65,7 @@ def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
         "pairings": [p.to_json() for p in st.pairings],
         "sprt": st.sprt.to_json() if st.sprt else None,
         "ratings": RATING_MODEL,
+        "asymmetry": ASYMMETRY_TEST,
         "pairs": [p.to_json() for p in st.pairs],
     }
 
@@ -79,8 +85,8 @@ UNSANDBOXED = "the bots ran without a sandbox (--sandbox none): they could read 
 
 def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     """The standings as plain text: the leaderboard (one bot a line, best first, forfeits by column last), the
-    head-to-head lines, the SPRT, the per-bot statistics, and a last line for each defence the bots went
-    without (the sandbox, cgroups, the freezer: ``ponder``)."""
+    head-to-head lines, the SPRT, a line for each bot the asymmetry test flags, the per-bot statistics, and a
+    last line for each defence the bots went without (the sandbox, cgroups, the freezer: ``ponder``)."""
     head = [*LEADERBOARD_HEAD, *COLUMN_TITLES.values()]
     rows = [[*leaderboard_cells(i, b), *(str(b.failures[c]) for c in COLUMN_TITLES)] for i, b in enumerate(st.bots, 1)]
     out = _grid(head, rows, {1})
@@ -91,6 +97,9 @@ def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     if st.sprt:
         s = st.sprt
         out += f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
+    for b in st.flagged:
+        assert b.asymmetry is not None
+        out += "\n" + b.asymmetry.text(b.name)
     out += "\n\n" + _grid(STATS_HEAD, [stats_cells(b) for b in st.bots], {0, 7})
     if sandbox == "none":
         out += f"\n{UNSANDBOXED}"

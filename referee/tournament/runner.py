@@ -6,6 +6,11 @@ pairing play on the same two processes (the protocol's ``new_match``), and the b
 worker moves to another pairing or ends. A bot that forfeits is closed and started afresh for its next match,
 so a crash, hang or stray output never leaks into another match.
 
+Both games of a deal pair are in the same unit, its first-played game first, so one worker plays them one after
+the other. Each result goes out with a :class:`~referee.tournament.records.Played` note: which worker played
+it (host and process id), the worker's running count of matches and the wall-clock start and end, so that a
+report can check that the two games of every pair ran on one worker and never overlapped.
+
 With ``jobs`` above 1, ``jobs`` worker processes take units from a shared queue and send each finished result
 back to the main process, which alone writes the progress log. A worker whose parent dies (even by SIGKILL)
 kills its bots and exits.
@@ -19,10 +24,12 @@ import multiprocessing as mp
 import os
 import queue
 import signal
+import socket
 import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +41,7 @@ from referee.seats.descendants import adopt_orphans
 from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
+from referee.tournament.records import Played
 from referee.tournament.schedule import MatchSpec, work_units
 from referee.tournament.store import Output, OutputError, output_error
 
@@ -52,8 +60,27 @@ def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
     )  # fmt: skip
 
 
-Emit = Callable[[MatchSpec, MatchResult], None]
-"""Called with each finished match and its result."""
+Emit = Callable[[MatchSpec, MatchResult, Played], None]
+"""Called with each finished match, its result and where and when it was played."""
+
+
+def worker_name() -> str:
+    """This process as a worker: ``host/pid`` (two workers alive at the same time never share it)."""
+    return f"{socket.gethostname()}/{os.getpid()}"
+
+
+@dataclass
+class Worker:
+    """One worker's state across its units: the cache of started bots (by :func:`seat_key`), its name and how
+    many matches it has played."""
+
+    seats: dict[str, BotSeat] = field(default_factory=dict)
+    name: str = field(default_factory=worker_name)
+    played: int = 0
+
+    async def close(self) -> None:
+        """Close every cached bot."""
+        await close_seats(self.seats)
 
 
 class WorkerError(RefereeError):
@@ -101,14 +128,15 @@ async def play_unit(
     specs: Sequence[MatchSpec],
     emit: Emit,
     should_stop: Callable[[], bool],
-    seats: dict[str, BotSeat],
+    worker: Worker,
 ) -> int:
-    """Play ``specs`` (one pairing) on the cached ``seats``, starting missing bots, with replays and logs written
-    to ``out``; returns matches played.
+    """Play ``specs`` (one pairing, in order) on the ``worker``'s cached bots, starting missing ones, with replays
+    and logs written to ``out``; returns matches played.
 
     :class:`OutputError` when a replay or log cannot be written (a full disk): the match is left interrupted.
     """
     commands = {b.name: config.command_of(b.name) for b in config.bots}
+    seats = worker.seats
     if specs:
         await close_seats(seats, frozenset(seat_key(n, s.lot) for s in specs for n in s.seats))
     played = 0
@@ -122,11 +150,13 @@ async def play_unit(
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config, name))
         pair = (seats[keys[0]], seats[keys[1]])
         replay = out.replay(spec.match_id)
+        worker.played += 1
+        start = time.time()
         try:
             result = await play_match(pair, match_config(config, spec, replay, out.key))
         except OSError as exc:
             raise output_error(exc, replay) from None
-        emit(spec, result)
+        emit(spec, result, Played(worker.name, worker.played, start, time.time()))
         played += 1
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
@@ -141,14 +171,14 @@ def run_serial(
     """Play ``matches`` in this process, one unit after another (``-j 1``), writing to ``out``."""
 
     async def _all() -> None:
-        seats: dict[str, BotSeat] = {}
+        worker = Worker()
         try:
             for unit in work_units(list(matches), 1):
                 if should_stop():
                     return
-                await play_unit(config, out, unit, emit, should_stop, seats)
+                await play_unit(config, out, unit, emit, should_stop, worker)
         finally:
-            await close_seats(seats)
+            await worker.close()
 
     asyncio.run(_all())
 
@@ -171,11 +201,11 @@ def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, 
     adopt_orphans()  # not inherited through fork: the bots' orphans re-parent here and are reaped here
     config = TournamentConfig.from_json(config_json)
     loop = asyncio.new_event_loop()
-    seats: dict[str, BotSeat] = {}
+    worker = Worker()
     played = 0
 
-    def emit(spec: MatchSpec, result: MatchResult) -> None:
-        results.put(("result", spec.match_id, result))
+    def emit(spec: MatchSpec, result: MatchResult, where: Played) -> None:
+        results.put(("result", spec.match_id, result, where))
 
     try:
         while True:
@@ -184,7 +214,7 @@ def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, 
                 break
             if not stop.is_set():
                 played += loop.run_until_complete(
-                    play_unit(config, out, unit, emit, stop.is_set, seats)
+                    play_unit(config, out, unit, emit, stop.is_set, worker)
                 )
     except OutputError as exc:
         results.put(("fault", str(exc)))
@@ -192,7 +222,7 @@ def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, 
         results.put(("error", traceback.format_exc(limit=8)))
     finally:
         try:
-            loop.run_until_complete(close_seats(seats))
+            loop.run_until_complete(worker.close())
             loop.close()
         finally:
             kill_all_now()
@@ -246,7 +276,7 @@ class ParallelRun:
                     raise WorkerError(f"worker {lost[0].name} ended with status {lost[0].exitcode}") from None
                 continue
             if msg[0] == "result":
-                emit(self.by_id[msg[1]], msg[2])
+                emit(self.by_id[msg[1]], msg[2], msg[3])
                 if should_stop():
                     self.stop.set()
             elif msg[0] == "error":

@@ -6,6 +6,11 @@ pair's seed is a hash of the tournament seed, the two names and the pair index, 
 order of the bots, the shard, or which other pairings exist. A pair interrupted mid-match is dealt afresh on
 resume (deal number 1, 2, ...): its seed then also hashes the deal number, so no bot ever sees a deal twice.
 
+Which game of a pair is played first is drawn from the pair's seed (:func:`order_of`): a resumed or sharded run
+makes the same choice, and no bot can tell from the seats whether the game it plays is its pair's first or second.
+Both games of a pair go to the same work unit, the first-played one first (:func:`work_units`), so they run on the
+same worker, one after the other; the asymmetry test (:mod:`referee.tournament.asymmetry`) compares the two.
+
 With a deal suite (``--deals``), pair ``k`` of every pairing opens with the suite's sequence ``k`` modulo its
 length (:attr:`MatchSpec.suite`); the seed deals the rounds after it. Bot processes are then kept per pairing and
 per pass through the suite (:attr:`MatchSpec.lot`), so that no process plays a sequence twice.
@@ -53,6 +58,7 @@ class MatchSpec:
     deal: int = 0  # 0: the pair's first deal; n: dealt afresh n times after interruptions
     suite: int | None = None  # the deal sequence of the tournament's suite this pair opens with
     cycle: int = 0  # with a suite: how many times the pairing went through it before this pair
+    order: int = 1  # 1: the pair's first-played game, 2: its second (see order_of)
 
     @property
     def lot(self) -> str:
@@ -73,6 +79,7 @@ class MatchSpec:
             "seats": list(self.seats),
             "seed": str(self.seed),
             "first_dealer": self.first_dealer,
+            "order": self.order,
             **({"deal": self.deal} if self.deal else {}),
             **({"suite": self.suite} if self.suite is not None else {}),
         }
@@ -109,6 +116,13 @@ def first_dealer_of(config: TournamentConfig, seed: int) -> int:
     return hashlib.sha256(f"koikoi-tournament/first-dealer/{seed}".encode()).digest()[0] & 1
 
 
+def order_of(seed: int, game: str) -> int:
+    """Whether game ``game`` of the pair dealt from ``seed`` is played first (1) or second (2): a fair coin drawn
+    from the pair's seed (so from the tournament's secret seed), the same in every run, shard and backend."""
+    b_first = hashlib.sha256(f"koikoi-tournament/order/{seed}".encode()).digest()[0] & 1
+    return 1 if (game == "b") == bool(b_first) else 2
+
+
 def schedule_size(config: TournamentConfig) -> int:
     """The number of matches of the whole schedule."""
     return 2 * config.pairs * len(pairings(config))
@@ -138,7 +152,10 @@ def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
             dealer = first_dealer_of(config, seed)
             for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
                 match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
-                out.append(MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer, 0, suite, cycle))
+                order = order_of(seed, game)
+                out.append(
+                    MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer, 0, suite, cycle, order)
+                )
     return out
 
 
@@ -146,7 +163,9 @@ def redealt(config: TournamentConfig, spec: MatchSpec, deal: int) -> MatchSpec:
     """``spec`` as dealt the ``deal``-th time (0: the schedule's own deal)."""
     p = pairings(config)[spec.pairing]
     seed = pair_seed(config.seed, p, spec.pair, deal)
-    return dataclasses.replace(spec, seed=seed, first_dealer=first_dealer_of(config, seed), deal=deal)
+    return dataclasses.replace(
+        spec, seed=seed, first_dealer=first_dealer_of(config, seed), deal=deal, order=order_of(seed, spec.game)
+    )
 
 
 def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpec]:
@@ -156,7 +175,9 @@ def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpe
 
 
 def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
-    """Matches grouped for workers: each unit is one pairing's consecutive pairs, pairing after pairing.
+    """Matches grouped for workers: each unit is one pairing's consecutive pairs, pairing after pairing, each
+    pair's two games side by side, its first-played game (:attr:`MatchSpec.order`) first. A worker plays a unit's
+    matches one after the other, so both games of a pair run on the same worker, never at the same time.
 
     A worker keeps its two bots from one unit to the next of the same pairing, so units can be small: about
     eight per worker balance the load. With one job, a pairing is a single unit.
@@ -171,5 +192,5 @@ def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
         pair_ids = sorted({m.pair for m in ms})
         for c in range(0, len(pair_ids), pairs_per_unit):
             chosen = set(pair_ids[c : c + pairs_per_unit])
-            units.append([m for m in ms if m.pair in chosen])
+            units.append(sorted((m for m in ms if m.pair in chosen), key=lambda m: (m.pair, m.order)))
     return units

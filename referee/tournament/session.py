@@ -14,7 +14,7 @@ from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.progress import ProgressDisplay
-from referee.tournament.records import Record
+from referee.tournament.records import Played, Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, check_size
 from referee.tournament.standings import Standings, Tally, compute
@@ -108,9 +108,9 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
     jobs, out = store.options.jobs, store.output()
     from referee.tournament.runner import ParallelRun, run_serial
 
-    def emit(spec: MatchSpec, result: MatchResult) -> None:
+    def emit(spec: MatchSpec, result: MatchResult, played: Played) -> None:
         try:
-            rec = store.append(Record(spec, result))
+            rec = store.append(Record.of(spec, result, played))
         except OSError as exc:
             raise output_error(exc, store.root / RESULTS) from None
         bar.advance(rec)

@@ -3,7 +3,9 @@
 :class:`Tally` keeps running totals (per bot, per pairing, and only the deal pairs still open), so a running
 tournament's bookkeeping stays bounded however many matches it plays; :func:`compute` folds a set of
 :class:`~referee.tournament.records.Record` s into one. The result depends on the set only, so a resumed,
-sharded or merged tournament computes exactly the same standings as one uninterrupted run.
+sharded or merged tournament computes exactly the same standings as one uninterrupted run. Each complete pair
+whose results say which game was played first also feeds the asymmetry test of both bots
+(:mod:`referee.tournament.asymmetry`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ class Standings:
     sprt: SprtResult | None = None
     ratings: Ratings | None = None
     config: TournamentConfig | None = None
+
+    @property
+    def flagged(self) -> list[BotRow]:
+        """The bots the asymmetry test flags, in standings order."""
+        return [b for b in self.bots if b.asymmetry is not None and b.asymmetry.flagged]
 
 
 def _tally(row: BotRow | PairingRow, points: float) -> None:
@@ -81,6 +88,11 @@ class Tally:
         pr.add_pair(pts)
         self.rows[pr.first].add_pair_score(pts / 2)
         self.rows[pr.second].add_pair_score(1 - pts / 2)
+        if {first.order, rec.order} == {1, 2}:
+            one, two = (first, rec) if first.order == 1 else (rec, first)
+            d = two.margin_of(pr.first) - one.margin_of(pr.first)
+            self.rows[pr.first].order_diffs.add(d)
+            self.rows[pr.second].order_diffs.add(-d)
 
     def totals(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         """Wins, draws and losses of each pairing's first bot, by (first, second)."""
@@ -102,6 +114,8 @@ class Tally:
         ratings = fit(names, self.totals())
         for r in ratings.ratings:
             rows[r.name].rating = r
+        for row in rows.values():
+            row.asymmetry = row.order_diffs.test()
         ordered = sorted(rows.values(), key=lambda b: (-_elo(b), -_score(b), b.name))
         for above, below in itertools.pairwise(ordered):
             if above.rating and below.rating and above.rating.enough and below.rating.enough:
