@@ -141,10 +141,11 @@ def _stages(rules: Rules, time_control: TimeControl) -> list[tuple[str, _Stage |
         f"the rules {rules.name} score neither boar-deer-butterfly nor moon viewing")  # fmt: skip
     add("misdeal and redeal", scripted.misdeal(one), lambda s: "misdeal" in s.events,
         f"the rules {rules.name} never redeal")  # fmt: skip
+    two = dataclasses.replace(rules, rounds=2)  # the bot is asked again after the round that ends at once
     add("hand yaku", scripted.hand_yaku(one), lambda s: "hand_yaku" in s.events,
-        f"the rules {rules.name} score no hand yaku")  # fmt: skip
+        f"the rules {rules.name} score no hand yaku", two)  # fmt: skip
     zeros: dict[str, Any] = {k: 0 for k in _NO_YAKU}
-    dry = dataclasses.replace(one, **zeros, name=f"{rules.name}-no-yaku")
+    dry = dataclasses.replace(two, **zeros, name=f"{rules.name}-no-yaku")
     add("a round with no yaku, to the last turn", None,
         lambda s: "round_end" in s.events and sum(r.get("decision") == "play" for r in s.decisions) >= 8, "",
         dry)  # fmt: skip

@@ -37,6 +37,10 @@ DEFAULT_MEMORY_MB = 2048
 """The default address-space limit of a bot process, in MiB (``play --bot-memory-mb``; tournaments)."""
 DEFAULT_PROCESSES = 256
 """The default number of processes and threads of one sandboxed bot (RLIMIT_NPROC inside the sandbox)."""
+SCRIPTS = (".py", ".js")
+"""The script files a command line's interpreter is added for (``python``, ``node``)."""
+
+
 DEFAULT_TMP_MB = 256
 """The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
 
@@ -83,10 +87,11 @@ def _probe(test: Callable[[], bool]) -> bool:
 
 
 def resolve_paths(argv: list[str], base: Path) -> list[str]:
-    """``argv`` with its program (when it is a path) and each argument that holds a ``/`` and names an existing
-    file or folder under ``base`` (also the value of an ``--opt=value`` argument) made absolute, ``..`` and
-    folder symlinks resolved (see :func:`~referee.seats.package.real_path`): the command line is read where the
-    referee runs, while the bot runs in a working directory of its own. A bare word is left alone."""
+    """``argv`` with its program (when it is a path), the ``.py``/``.js`` script after it, and each argument
+    that holds a ``/`` and names an existing file or folder under ``base`` (also the value of an
+    ``--opt=value`` argument) made absolute, ``..`` and folder symlinks resolved (see
+    :func:`~referee.seats.package.real_path`): the command line is read where the referee runs, while the bot
+    runs in a working directory of its own. A bare word is left alone."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         if i == 0:
@@ -96,7 +101,7 @@ def resolve_paths(argv: list[str], base: Path) -> list[str]:
             name, eq, value = arg.partition("=")
             if eq and package.is_path_word(value) and _probe((base / value).exists):
                 arg = f"{name}={package.real_path(str(base / value))}"
-        elif package.is_path_word(arg) and _probe((base / arg).exists):
+        elif (package.is_path_word(arg) or (i == 1 and arg.endswith(SCRIPTS))) and _probe((base / arg).exists):
             arg = package.real_path(str(base / arg))
         out.append(arg)
     return out
