@@ -150,7 +150,7 @@ def tournament_cmd(
     ] = None,
     compress: Annotated[
         bool,
-        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about a quarter the size)."),
+        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about 30% of the size)."),
     ] = False,
     bot_memory_mb: Annotated[
         int | None, typer.Option("--bot-memory-mb", min=0, max=1 << 30, help=MEMORY_HELP + " [default: 2048]")
