@@ -34,7 +34,9 @@ from referee.match import (
 )
 from referee.replay.writer import is_compressed, plain_name
 from referee.seats import BotSeat, Seat, package
+from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, BotCommandError, Limits, check_command
+from referee.seats.sandbox import exposed_output
 from referee.signing import SigningError, load_key
 from referee.text import scores_text
 
@@ -76,6 +78,9 @@ class PlaySetup:
     pythons: tuple[str | None, str | None] = (None, None)  # per seat, over ``python``
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
+    bot_cpus: float | None = DEFAULT_CPUS  # each bot's CPU quota (its cgroup); None: none
+    ponder: bool = False  # bots may run while it is not their turn (else frozen)
+    require_cgroups: bool = False  # no fall-back to rlimits where cgroups do not work
     key: Path | None = None  # the key that signs the replays (None: the user's key, made on first use)
 
 
@@ -218,6 +223,13 @@ def plan(setup: PlaySetup) -> Plan:
         raise PlayError("only one seat can be human")
     rules, deals = _load(setup)
     paths = replay_paths(setup.replay, setup.games)
+    visible = [("--bot-file", Path(f)) for f in setup.bot_files]
+    if setup.bot_cwd is not None:
+        visible.append(("--bot-cwd", setup.bot_cwd))
+    outputs = [("--replay", p) for p in paths if p is not None]
+    outputs += [("--log-dir", setup.log_dir)] if setup.log_dir is not None else []
+    if (exposed := exposed_output(outputs, visible)) is not None:
+        raise PlayError(exposed)
     _refuse_outputs(setup, paths)
     for p in paths:
         if p is not None:
@@ -273,15 +285,12 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
         outputs["--log-dir"] = setup.log_dir
     elif setup.replay is not None:
         outputs["the log folder"] = setup.replay.with_name(f"{setup.replay.stem}-logs")
-    if setup.bot_cwd is not None:
-        outputs["--bot-cwd"] = setup.bot_cwd
     folders = [
         f for i, c in enumerate(setup.seats) if not is_human(c)
         for f in package.visible(c, setup.bot_files, python_of(setup, i))
     ]  # fmt: skip
-    bot_cwd = outputs.pop("--bot-cwd", None)
     try:
-        package.refuse_outputs(outputs, folders + ([] if bot_cwd is None else [package.real_path(str(bot_cwd))]))
+        package.refuse_outputs(outputs, folders)
     except package.PackageError as exc:
         raise PlayError(str(exc)) from None
 
@@ -335,6 +344,7 @@ def play(
         Limits(
             setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
             processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=python_of(setup, i),
+            cpus=setup.bot_cpus, ponder=setup.ponder, require_cgroups=setup.require_cgroups,
         )
         for i in (0, 1)
     ]

@@ -28,9 +28,10 @@ import pytest
 from conftest import BatteryTally
 
 from referee.engine import CARD_IDS, PRESETS, apply, ids_of, new_match, rules_from_dict
-from referee.match import MatchConfig, MatchResult, TimeControl, run_match, run_matches
+from referee.match import MatchConfig, MatchResult, SeatFactory, TimeControl, run_match, run_matches
 from referee.protocol import action_from_json
 from referee.replay import verify
+from referee.seats import BotSeat, cgroups
 from referee.seats.process import Limits
 from referee.seats.sandbox import SandboxError, choose
 
@@ -55,6 +56,8 @@ class Case:
     boxed: tuple[tuple[str, str], ...] = ()  # other (reason, detail) that are right in the sandbox
 
 
+MEMORY_KILL = "over the 256 MiB limit" if cgroups.reason() is None else "status 1"
+
 CASES = [
     Case("exit_now", "crash", "", 15),
     Case("crash_mid", "crash", "status 9", 15),
@@ -75,8 +78,9 @@ CASES = [
     Case("setsid_child", None, "", 20),
     Case("setsid_orphan", "timeout", "no answer to request", 15),
     Case("setsid_orphan", "timeout", "no answer to request", 30, cli=()),
-    Case("memory_hog", "crash", "status 1", 20, limits=Limits(memory_bytes=256 << 20)),
-    Case("memory_hog", "crash", "status 1", 30, cli=("--bot-memory-mb", "256")),
+    # The bot's memory cgroup kills it (where cgroups work); else RLIMIT_AS makes its allocation fail.
+    Case("memory_hog", "crash", MEMORY_KILL, 20, limits=Limits(memory_bytes=256 << 20)),
+    Case("memory_hog", "crash", MEMORY_KILL, 30, cli=("--bot-memory-mb", "256")),
     # bwrap reports a bot killed by signal N as exit status 128 + N.
     Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, Limits(cpu_seconds=1), boxed=(("crash", "status 152"),)),
     Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, cli=("--bot-cpu-s", "1"), boxed=(("crash", "status 152"),)),
@@ -286,8 +290,9 @@ def leaked_bytes(raw: bytes, at: list[set[str]], never: list[set[str]], seed: in
 
 
 def test_no_bot_ever_receives_a_hidden_card_or_the_seed(tmp_path: Path, battery: BatteryTally) -> None:
-    """Random matches (presets, 52-bit seeds, random play) between spies that copy their stdin to a file:
-    every byte each seat received is checked against the replay's full deals, request by request."""
+    """Random matches (presets, 52-bit seeds, random play) between sandboxed spies that copy their stdin to their
+    stderr (the referee's log of each): every byte each seat received is checked against the replay's full
+    deals, request by request."""
     rng = random.Random(20261129)
     presets = sorted(PRESETS)
     configs = [
@@ -296,9 +301,12 @@ def test_no_bot_ever_receives_a_hidden_card_or_the_seed(tmp_path: Path, battery:
         for k in range(1, SPY_MATCHES + 1)
     ]  # fmt: skip
     spies = (tmp_path / "spy1.bin", tmp_path / "spy2.bin")
-    commands = (f"{HOSTILE} spy {tmp_path / 'pids'} {spies[0]}", f"{HOSTILE} spy {tmp_path / 'pids'} {spies[1]}")
-    tmp_path.chmod(0o777)  # the spies' working directory, where they write (as a user of their own in a sandbox)
-    results = run_matches(commands, configs, limits=Limits(cwd=tmp_path))
+
+    def spy(i: int) -> SeatFactory:
+        command = f"{HOSTILE} spy {tmp_path / 'pids'} -"
+        return lambda config, seat: BotSeat(command, stderr_path=spies[i], stderr_cap=1 << 30)
+
+    results = run_matches((spy(0), spy(1)), configs)
     assert all(r.forfeit is None for r in results)
     leaked = checked = 0
     for s in (0, 1):

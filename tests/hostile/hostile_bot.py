@@ -7,7 +7,8 @@ hello, so a test can check that none of them outlives the match.
 Modes: exit_now, crash_mid, no_handshake, hang_after, slow, invalid_json, wrong_shape, illegal, double,
 huge_line, non_utf8, stderr_flood, close_stdout, ignore_term, fork_child, setsid_child, setsid_orphan,
 memory_hog, cpu_spin, probe (ARG: a file to write what the bot can see of its working directory), spy (ARG:
-a file to copy every byte of its stdin to; it plays a random legal action), sleepy (ARG ms per answer, default 50).
+a file to copy every byte of its stdin to, - for stderr; it plays a random legal action), sleepy (ARG ms per
+answer, default 50).
 """
 
 import json
@@ -88,7 +89,9 @@ if MODE == "probe":
     with open(ARG, "w") as f:
         json.dump({"cwd": os.getcwd(), "entries": sorted(os.listdir("."))}, f)
 
-spy = open(ARG, "ab", buffering=0) if MODE == "spy" else None  # noqa: SIM115
+spy = None
+if MODE == "spy":  # "-": to stderr (the referee's log of the bot), for a sandbox whose files are read-only
+    spy = os.fdopen(2, "ab", buffering=0, closefd=False) if ARG == "-" else open(ARG, "ab", buffering=0)  # noqa: SIM115
 requests = 0
 for raw in sys.stdin.buffer:
     if spy is not None:
