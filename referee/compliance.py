@@ -238,6 +238,7 @@ async def _bye(seat: _Watched | None) -> Item:
     if seat is None or seat.failed is not None or not seat.started:
         item.status, item.detail = "skip", "no running bot after the last match"
         return item
+    seat.process.thaw()  # frozen since its last answer: it could not read its bye
     try:
         seat.process.write(encode(bye_message()))
     except BotClosedError as exc:
