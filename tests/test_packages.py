@@ -250,3 +250,28 @@ def test_a_tournament_keeps_a_reused_bots_stderr_per_match(referee_exe: Path, tm
     assert reused, texts  # one process played several matches
     for mid in reused:
         assert texts[mid] == f"match {mid}\n"
+
+
+def test_the_home_page_links_the_log_of_the_match_where_a_reused_bot_failed(
+    referee_exe: Path, tmp_path: Path
+) -> None:
+    bot = tmp_path / "second.py"
+    bot.write_text(
+        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
+                     '            print("failing in", m["match"]["id"], file=sys.stderr, flush=True)\n'
+                     '            sys.exit(4)\n'
+                     '        elif m["type"] == "request":')
+        + "run('second', lambda l: l[0])\n"
+    )  # fmt: skip
+    out = tmp_path / "out"
+    done = run(referee_exe, "tournament", "--bot", f"second={bot}", "--bot", f"random={RANDOM}", "--rules",
+               "cardavia", "--pairs", "2", "--seed", "3", "-j", "1", "--out", str(out), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    failed = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    crashed = [r["match_id"] for r in failed if (r["result"]["forfeit"] or {}).get("reason") == "crash"]
+    assert crashed  # the process reused for a second match died at its new_match
+    page = (out / "index.html").read_text()
+    for match_id in crashed:
+        log = out / "logs" / f"{match_id}.second.log"
+        assert log.read_text() == f"failing in {match_id}\n"
+        assert f'href="logs/{match_id}.second.log"' in page
