@@ -52,6 +52,7 @@ from referee.protocol import (
     parse_answer,
     public_event_message,
     public_event_text,
+    quote_line,
     request_legal,
     request_legal_text,
     request_message,
@@ -221,6 +222,20 @@ def _seat_stats(
     return one(0), one(1)
 
 
+async def _bad_hello(seat: Seat, exc: ProtocolError) -> SeatFailure:
+    """The failure of a seat whose first line is not a hello: the lines that followed it are quoted too, and a
+    bot that exited then is a ``crash`` (a runtime that failed to start, and said so on stdout)."""
+    if not isinstance(seat, BotSeat):
+        return SeatFailure(exc.reason, str(exc))
+    lines, ended = await seat.trailing_lines()
+    detail = str(exc)
+    if lines:
+        detail += "; then: " + " ".join(quote_line(x) for x in lines)
+    if ended is not None:
+        return SeatFailure(Failure.CRASH, f"{ended} before its hello; {detail}")
+    return SeatFailure(exc.reason, detail)
+
+
 async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: ReplayWriter | None) -> None:
     rules = config.rules
 
@@ -234,7 +249,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         try:
             hello = check_hello(line)
         except ProtocolError as exc:
-            raise SeatFailure(exc.reason, str(exc)) from None
+            raise await _bad_hello(seat, exc) from None
         seat.name, seat.version = hello.name, hello.version
 
     if seats[0].started and seats[1].started:  # running seats (a series): nothing to wait for, no tasks
@@ -361,10 +376,18 @@ def bot_factory(command: str, *, log_dir: Path | None = None, limits: Limits | N
     ``MATCH-seatN.log``)."""
 
     def make(config: MatchConfig, i: int) -> Seat:
-        log = None if log_dir is None else log_dir / f"{config.match_id}-seat{i + 1}.log"
-        return BotSeat(command, label=f"seat{i + 1}", stderr_path=log, limits=limits)
+        log = None if log_dir is None else log_dir / log_name(config.match_id, i)
+        seat = BotSeat(command, label=f"seat{i + 1}", stderr_path=log, limits=limits)
+        if log_dir is not None:
+            seat.log_of = lambda match_id: log_dir / log_name(match_id, i)
+        return seat
 
     return make
+
+
+def log_name(match_id: str, seat: int) -> str:
+    """The stderr log file name of seat ``seat`` (0 or 1) in match ``match_id``: ``MATCH-seatN.log``."""
+    return f"{match_id}-seat{seat + 1}.log"
 
 
 def run_match(

@@ -29,10 +29,11 @@ from referee.match import (
     SeatFactory,
     TimeControl,
     bot_factory,
+    log_name,
     run_matches,
 )
 from referee.replay.writer import is_compressed, plain_name
-from referee.seats import BotSeat, Seat
+from referee.seats import BotSeat, Seat, package
 from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, BotCommandError, Limits, check_command
 from referee.seats.sandbox import exposed_output
@@ -73,7 +74,8 @@ class PlaySetup:
     log_dir: Path | None = None  # keep each bot's stderr here (None: beside the replay, or a temporary folder)
     bot_processes: int | None = DEFAULT_PROCESSES  # None: no limit
     bot_files: tuple[str, ...] = ()  # host files the sandboxed bots may read
-    python: str | None = None  # the interpreter of .py bots (None: the referee's)
+    python: str | None = None  # the interpreter of .py bots (None: the referee's; house bots keep it)
+    pythons: tuple[str | None, str | None] = (None, None)  # per seat, over ``python``
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
     bot_cpus: float | None = DEFAULT_CPUS  # each bot's CPU quota (its cgroup); None: none
@@ -174,6 +176,9 @@ def summary_lines(played: Played) -> list[str]:
         if log is not None:
             out.append(f"  its stderr: {log}")
     out.append(f"  result: {result_line(result)}")
+    shown = [f"seat {i + 1} {log}" for i, log in enumerate(played.logs) if log is not None]
+    if shown:
+        out.append(f"  stderr: {'; '.join(shown)}")
     if replay is not None:
         out.append(f"  replay: {replay}")
     return out
@@ -217,12 +222,6 @@ def plan(setup: PlaySetup) -> Plan:
     if all(humans):
         raise PlayError("only one seat can be human")
     rules, deals = _load(setup)
-    for command in setup.seats:
-        if not is_human(command):
-            try:
-                check_command(command, python=setup.python)
-            except BotCommandError as exc:
-                raise PlayError(str(exc)) from None
     paths = replay_paths(setup.replay, setup.games)
     visible = [("--bot-file", Path(f)) for f in setup.bot_files]
     if setup.bot_cwd is not None:
@@ -231,10 +230,20 @@ def plan(setup: PlaySetup) -> Plan:
     outputs += [("--log-dir", setup.log_dir)] if setup.log_dir is not None else []
     if (exposed := exposed_output(outputs, visible)) is not None:
         raise PlayError(exposed)
+    _refuse_outputs(setup, paths)
     for p in paths:
         if p is not None:
             _make_folder(p.parent, " the replay's folder")
     log_dir = None if all(humans) else _log_dir(setup)
+    for i, command in enumerate(setup.seats):
+        if not is_human(command):
+            try:
+                found = package.find(command)
+                if found is not None:
+                    package.build(found, None if log_dir is None else log_dir / f"build-seat{i + 1}.log")
+                check_command(command, python=python_of(setup, i))
+            except (BotCommandError, package.PackageError) as exc:
+                raise PlayError(str(exc)) from None
     seeds = game_seeds(setup.seed, setup.games, human=any(humans))
     if setup.bot_cwd is not None and not setup.bot_cwd.is_dir():
         raise PlayError(f"{setup.bot_cwd}: no such folder for the bots")
@@ -260,6 +269,30 @@ def plan(setup: PlaySetup) -> Plan:
         for k in range(setup.games)
     )
     return Plan(rules, configs, tuple(paths), any(humans), bool(deals) and setup.games > 1, log_dir)
+
+
+def python_of(setup: PlaySetup, seat: int) -> str | None:
+    """The interpreter of seat ``seat``'s ``.py`` bot (0 or 1): its own, else ``python``, else the referee's."""
+    return setup.pythons[seat] or setup.python
+
+
+def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
+    """:class:`PlayError` when a replay or the log folder would lie in a folder a bot may read."""
+    from referee.seats.human import is_human
+
+    outputs = {f"replay {p}": p for p in paths if p is not None}
+    if setup.log_dir is not None:
+        outputs["--log-dir"] = setup.log_dir
+    elif setup.replay is not None:
+        outputs["the log folder"] = setup.replay.with_name(f"{setup.replay.stem}-logs")
+    folders = [
+        f for i, c in enumerate(setup.seats) if not is_human(c)
+        for f in package.visible(c, setup.bot_files, python_of(setup, i))
+    ]  # fmt: skip
+    try:
+        package.refuse_outputs(outputs, folders)
+    except package.PackageError as exc:
+        raise PlayError(str(exc)) from None
 
 
 def _log_dir(setup: PlaySetup) -> Path:
@@ -307,24 +340,30 @@ def play(
     the_plan = plan(setup)
     if on_start is not None:
         on_start(the_plan)
-    limits = Limits(
-        setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
-        processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=setup.python,
-        cpus=setup.bot_cpus, ponder=setup.ponder, require_cgroups=setup.require_cgroups,
-    )  # fmt: skip
+    limits = [
+        Limits(
+            setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
+            processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=python_of(setup, i),
+            cpus=setup.bot_cpus, ponder=setup.ponder, require_cgroups=setup.require_cgroups,
+        )
+        for i in (0, 1)
+    ]
     logs: list[Path | None] = [None, None]
     kept: set[Path | None] = set()
 
     def report(result: MatchResult) -> None:
+        for i in (0, 1):  # a reused bot's stderr goes to the log of each match (see BotSeat.new_match)
+            if logs[i] is not None and the_plan.log_dir is not None:
+                logs[i] = the_plan.log_dir / log_name(result.match_id, i)
         if result.forfeit is not None:
             kept.add(logs[result.forfeit.seat])
         if on_result is not None:
             on_result(Played(result, the_plan.paths[int(result.match_id[2:]) - 1], (logs[0], logs[1])))
 
-    seats = tuple(_seat(s, the_plan.log_dir, limits, logs) for s in setup.seats)
+    seats = tuple(_seat(s, the_plan.log_dir, limits[i], logs) for i, s in enumerate(setup.seats))
     try:
         return run_matches(
-            (seats[0], seats[1]), the_plan.configs, limits=limits, on_result=report,
+            (seats[0], seats[1]), the_plan.configs, on_result=report,
             reuse=not the_plan.fresh_processes,
         )  # fmt: skip
     except MatchInterrupted as exc:

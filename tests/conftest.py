@@ -56,6 +56,8 @@ class BatteryTally:
 
 
 BATTERY = pytest.StashKey[BatteryTally]()
+KIT_TIMES = pytest.StashKey[dict[str, float]]()
+"""Seconds from ``new-bot`` to a verified match, per starter kit (tests/test_kits.py), for the summary."""
 
 
 @pytest.fixture
@@ -66,6 +68,10 @@ def battery(request: pytest.FixtureRequest) -> BatteryTally:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """One line about the hostile-bot battery, when any of it ran."""
+    kits = config.stash.get(KIT_TIMES, None)
+    if kits:
+        shown = ", ".join(f"{lang} {s:.1f} s" for lang, s in sorted(kits.items()))
+        terminalreporter.write_line(f"starter kits, new-bot to a verified match: {shown}")
     t = config.stash.get(BATTERY, None)
     if t is not None:
         terminalreporter.write_line(

@@ -67,10 +67,12 @@ def test_relative_paths_of_the_command_line_are_made_absolute(tmp_path: Path) ->
     (tmp_path / "bots").mkdir()
     (tmp_path / "bots" / "b.py").write_text("")
     (tmp_path / "model.bin").write_text("")
-    argv = ["./run", "bots/b.py", "--x", "model.bin", "missing.txt", "--m=model.bin", "--w=no.txt", "--q=", "/abs"]
+    argv = ["./run", "bots/b.py", "--x", "./model.bin", "missing.txt", "--m=./model.bin", "--w=no.txt", "--q=",
+            "/abs", "model.bin", "--n=model.bin"]  # fmt: skip
     assert resolve_paths(argv, tmp_path) == [
         str(tmp_path / "run"), str(tmp_path / "bots" / "b.py"), "--x", str(tmp_path / "model.bin"),
         "missing.txt", f"--m={tmp_path / 'model.bin'}", "--w=no.txt", "--q=", "/abs",
+        "model.bin", "--n=model.bin",  # a bare word is never a file, even where one of that name exists
     ]  # fmt: skip
     long = "x" * 300  # longer than a file name may be: not a file, and no error
     assert resolve_paths(["prog", long, "a\0b"], tmp_path) == ["prog", long, "a\0b"]

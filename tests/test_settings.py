@@ -130,9 +130,10 @@ def test_resume_from_another_folder_with_relative_bot_paths(tmp_path: Path, prob
 def test_absolute_command_keeps_programs_on_path_and_resolves_files(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     (tmp_path / "data").mkdir()
-    assert absolute_command("bot.py --book data", tmp_path) == f"{tmp_path}/bot.py --book {tmp_path}/data"
+    assert absolute_command("bot.py --book ./data", tmp_path) == f"{tmp_path}/bot.py --book {tmp_path}/data"
+    assert absolute_command("bot.py --book data", tmp_path) == f"{tmp_path}/bot.py --book data"  # a bare word
     assert absolute_command("python3 bot.py", tmp_path) == f"python3 {tmp_path}/bot.py"
-    assert absolute_command("./run --x=data", tmp_path) == f"{tmp_path}/run --x={tmp_path}/data"
+    assert absolute_command("./run --x=./data", tmp_path) == f"{tmp_path}/run --x={tmp_path}/data"
     assert absolute_command("java -jar missing.jar", tmp_path) == "java -jar missing.jar"
 
 

@@ -29,7 +29,8 @@ def register_all(app: typer.Typer) -> None:
 
     play.register(app)
     replay.register(app)
-    from referee.commands import bots_cmd, deals
+    from referee.commands import bots_cmd, check_cmd, deals
 
     deals.register(app)
     bots_cmd.register(app)
+    check_cmd.register(app)

@@ -34,9 +34,10 @@ def play_cmd(
     bot1: Annotated[
         str,
         typer.Argument(
-            help="Seat 1: a bot command line, or human[:NAME] to play it yourself in the terminal (the time "
-            "control applies to bots only). A .py file runs with the referee's Python (or --python), a .js file "
-            "with node; the house bots: koikoi-referee bots."
+            help="Seat 1: a bot command line, a bot folder holding a bot.toml, or human[:NAME] to play it "
+            "yourself in the terminal (the time control applies to bots only). A .py file runs with the referee's "
+            "Python (or --python), a .js file with node; an argument holding a / that names a file or folder is "
+            "made readable to the bot; the house bots: koikoi-referee bots."
         ),
     ],
     bot2: Annotated[str, typer.Argument(help="Seat 2: a bot command line, or human[:NAME].")],
@@ -84,6 +85,12 @@ def play_cmd(
     require_cgroups: Annotated[bool, typer.Option("--require-cgroups", help=REQUIRE_CGROUPS_HELP)] = False,
     bot_file: Annotated[list[Path] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
     python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
+    python_1: Annotated[
+        str | None, typer.Option("--python-1", help="The interpreter of seat 1's .py bot (over --python).")
+    ] = None,
+    python_2: Annotated[
+        str | None, typer.Option("--python-2", help="The interpreter of seat 2's .py bot (over --python).")
+    ] = None,
     bot_cwd: Annotated[
         Path | None,
         typer.Option(
@@ -101,8 +108,9 @@ def play_cmd(
         Path | None,
         typer.Option(
             "--log-dir",
-            help="Keep each bot's stderr here (capped at 1 MiB a bot; default: REPLAY-logs/ beside the replay, "
-            "else a temporary folder; the path is printed with a failure).",
+            help="Keep each bot's stderr here, one file per match (capped at 1 MiB a bot; default: REPLAY-logs/ "
+            "beside the replay, else a temporary folder whose empty logs are removed at the end; the paths are "
+            "printed after each match).",
         ),
     ] = None,
     sandbox_mode: Annotated[str, typer.Option("--sandbox", help=SANDBOX_HELP)] = "auto",
@@ -120,7 +128,7 @@ def play_cmd(
         replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
         key=key, bot_processes=bot_processes or None, bot_files=_files(bot_file), python=python,
-        bot_cpus=bot_cpus or None, ponder=ponder,
+        pythons=(python_1, python_2), bot_cpus=bot_cpus or None, ponder=ponder,
         **sandbox_options(sandbox_mode, bot_env, require_cgroups=require_cgroups),
     )  # fmt: skip
     tally = [0, 0, 0]

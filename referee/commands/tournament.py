@@ -63,7 +63,12 @@ tournament_app = typer.Typer(
 @tournament_app.callback()
 def tournament_cmd(
     ctx: typer.Context,
-    bot: Annotated[list[str] | None, typer.Option("--bot", "-b", help="A bot as NAME=COMMAND; repeat.")] = None,
+    bot: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--bot", "-b", help="A bot as NAME=COMMAND, or a bot folder holding a bot.toml (named by it); repeat."
+        ),
+    ] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="A tournament file (TOML).")] = None,
     rules: Annotated[str | None, typer.Option("--rules", "-r", help="A rules preset or rules file.")] = None,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Override the rules' rounds per match.")] = None,
@@ -153,7 +158,7 @@ def tournament_cmd(
     ] = None,
     compress: Annotated[
         bool,
-        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about a quarter the size)."),
+        typer.Option("--compress", help="Write the replays gzip-compressed (ID.jsonl.gz, about 30% of the size)."),
     ] = False,
     bot_memory_mb: Annotated[
         int | None, typer.Option("--bot-memory-mb", min=0, max=1 << 30, help=MEMORY_HELP + " [default: 2048]")

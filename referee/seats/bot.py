@@ -45,6 +45,7 @@ class BotSeat(Seat):
         self.process = BotProcess(command, **options)
         self._next_id = 1
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
+        self.log_of: Callable[[str], Path] | None = None  # the stderr log of a match, by its id
 
     def _fail(self, reason: Failure, detail: str) -> SeatFailure:
         failure = SeatFailure(reason, detail)
@@ -68,6 +69,18 @@ class BotSeat(Seat):
         if isinstance(exc, LineTooLongError):
             return self._fail(Failure.OVERSIZED_LINE, str(exc))
         return self._fail(Failure.CRASH, await self.process.exit_text())
+
+    async def trailing_lines(self, wait_s: float = 0.5, most: int = 5) -> tuple[list[bytes], str | None]:
+        """After a first line that is not a hello: up to ``most`` more stdout lines within ``wait_s`` (a
+        runtime's error message often spans several), and how the bot ended if it did (else None)."""
+        lines: list[bytes] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        with contextlib.suppress(TimeoutError, LineTooLongError, BotClosedError):
+            while len(lines) < most and (left := deadline - loop.time()) > 0:
+                lines.append(await self.process.read_line(left))
+        ended = await self.process.exit_text(max(deadline - loop.time(), 0.05))
+        return lines, ended if self.process.returncode is not None else None
 
     def _write(self, data: bytes) -> None:
         if self._held:
@@ -100,6 +113,8 @@ class BotSeat(Seat):
         :meth:`flush`), so that the announcement, the deal and the request reach the bot in one write."""
         self.matches += 1
         msg["match"]["index"] = self.matches
+        if self.log_of is not None:  # from here on, its stderr goes to this match's log
+            self.process.stderr_path = self.log_of(str(msg["match"]["id"]))
         if self.process.returncode is not None:  # it ended after its last match: it forfeits this one at once
             raise self._fail(Failure.CRASH, await self.process.exit_text())
         self._held.append(encode(msg))

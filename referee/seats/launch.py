@@ -9,6 +9,7 @@ sandbox of a root referee, the unprivileged user), never by a ``preexec_fn``: th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import shlex
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import referee
 from referee.errors import RefereeError
-from referee.seats import cgroups, sandbox, seccomp
+from referee.seats import cgroups, package, sandbox, seccomp
 from referee.seats.descendants import TOKEN_VAR
 
 
@@ -37,6 +38,10 @@ DEFAULT_MEMORY_MB = 2048
 """The default address-space limit of a bot process, in MiB (``play --bot-memory-mb``; tournaments)."""
 DEFAULT_PROCESSES = 256
 """The default number of processes and threads of one sandboxed bot (RLIMIT_NPROC inside the sandbox)."""
+SCRIPTS = (".py", ".js")
+"""The script files a command line's interpreter is added for (``python``, ``node``)."""
+
+
 DEFAULT_TMP_MB = 256
 """The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
 DEFAULT_CPUS = 1.0
@@ -60,8 +65,9 @@ class Limits:
     RLIMIT_NPROC) and ``disk_bytes`` (the size of its ``/tmp`` and RLIMIT_FSIZE) apply in the sandbox. ``env`` is
     added to the allowlisted environment. ``files`` are host files or folders the sandboxed bot may read (bound
     read-only at the same path; unsandboxed, the bot reads what its user can). ``python`` is the interpreter of a
-    ``.py`` bot (None: the referee's own, :data:`sys.executable`). Core dumps are always off and the bot is killed
-    if the referee dies (Linux).
+    ``.py`` bot (None: the referee's own, :data:`sys.executable`). ``workdir`` is a read-only folder the bot starts
+    in (a bot package's, see :mod:`referee.seats.package`). Core dumps are always off and the bot is killed if the
+    referee dies (Linux).
     """
 
     cpu_seconds: int | None = None  # RLIMIT_CPU
@@ -76,6 +82,7 @@ class Limits:
     cpus: float | None = DEFAULT_CPUS
     ponder: bool = False
     require_cgroups: bool = False
+    workdir: str | None = None  # a folder among files the bot starts in, read-only (a bot package's)
 
     def mode(self) -> str:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
@@ -121,20 +128,22 @@ def _probe(test: Callable[[], bool]) -> bool:
 
 
 def resolve_paths(argv: list[str], base: Path) -> list[str]:
-    """``argv`` with each relative argument that names an existing file or folder under ``base`` (and the
-    program, if it is a relative path) made absolute, also the value of an ``--opt=value`` argument: the
-    command line is read where the referee runs, while the bot runs in a working directory of its own."""
+    """``argv`` with its program (when it is a path), the ``.py``/``.js`` script after it, and each argument
+    that holds a ``/`` and names an existing file or folder under ``base`` (also the value of an
+    ``--opt=value`` argument) made absolute, ``..`` and folder symlinks resolved (see
+    :func:`~referee.seats.package.real_path`): the command line is read where the referee runs, while the bot
+    runs in a working directory of its own. A bare word is left alone."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         if i == 0:
-            if "/" in arg and not os.path.isabs(arg):
-                arg = str((base / arg).absolute())
+            if "/" in arg:
+                arg = package.real_path(str(base / arg))
         elif arg.startswith("-"):
             name, eq, value = arg.partition("=")
-            if eq and value and not os.path.isabs(value) and _probe((base / value).exists):
-                arg = f"{name}={(base / value).absolute()}"
-        elif arg and not os.path.isabs(arg) and _probe((base / arg).exists):
-            arg = str((base / arg).absolute())
+            if eq and package.is_path_word(value) and _probe((base / value).exists):
+                arg = f"{name}={package.real_path(str(base / value))}"
+        elif (package.is_path_word(arg) or (i == 1 and arg.endswith(SCRIPTS))) and _probe((base / arg).exists):
+            arg = package.real_path(str(base / arg))
         out.append(arg)
     return out
 
@@ -162,9 +171,28 @@ def command_argv(command: str, python: str | None = None) -> list[str]:
     return argv
 
 
+def expand(command: str, limits: Limits) -> tuple[str, Limits]:
+    """The plain command line and limits of ``command``: a bot package's (see :mod:`referee.seats.package`),
+    or ``command`` itself, a house bot's ``.py`` file running with the referee's Python whatever ``limits``
+    say. :class:`BotCommandError` for a bad package."""
+    try:
+        found = package.find(command)
+    except package.PackageError as exc:
+        raise BotCommandError(str(exc)) from None
+    if found is not None:
+        return package.apply(found, limits)
+    if limits.python is not None and package.house_python(command):
+        return command, dataclasses.replace(limits, python=None)
+    return command, limits
+
+
 def check_command(command: str, cwd: Path | None = None, python: str | None = None) -> list[str]:
     """The argument vector of ``command`` after checking that its program (or script file, and ``python``
-    for a ``.py`` file) exists."""
+    for a ``.py`` file) exists; a bot package's from its folder, with its own interpreter."""
+    plain, limits = expand(command, Limits(python=python))
+    if limits.workdir is not None:
+        cwd = Path(limits.workdir)
+    command, python = plain, limits.python
     argv = command_argv(command, python)
     first = shlex.split(command)[0]
     base = cwd or Path.cwd()
@@ -188,14 +216,17 @@ def check_command(command: str, cwd: Path | None = None, python: str | None = No
 
 
 def absolute_command(command: str, base: Path | None = None) -> str:
-    """``command`` with its relative paths (the program or script, and arguments naming existing files or
-    folders under ``base``, by default the current folder) made absolute: a command that still works when read
-    from another folder (a tournament resumed elsewhere). :class:`BotCommandError` if it cannot be split."""
+    """``command`` with its relative paths (a bot folder, the program or script, and arguments holding a ``/``
+    that name existing files or folders under ``base``, by default the current folder) made absolute: a command
+    that still works when read from another folder (a tournament resumed elsewhere, a tournament file's bots).
+    :class:`BotCommandError` if it cannot be split."""
     argv = _split(command)
     here = base or Path.cwd()
     first = argv[0]
+    if len(argv) == 1 and not os.path.isabs(first) and package.folder_of(str(here / first)) is not None:
+        return shlex.join([package.real_path(str(here / first))])
     if not os.path.isabs(first) and ("/" in first or first.endswith((".py", ".js"))):
-        argv[0] = str((here / first).absolute())
+        argv[0] = package.real_path(str(here / first))
     return shlex.join([argv[0], *resolve_paths(argv, here)[1:]])
 
 
@@ -286,6 +317,7 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
     """How to start ``command`` under ``limits`` (:class:`BotCommandError`, or
     :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work). ``procs_files``
     are the bot's cgroup (see :mod:`referee.seats.cgroups`), joined before anything else runs; None: no cgroup."""
+    command, limits = expand(command, limits)
     argv = command_argv(command, limits.python)
     choice = sandbox.choose(limits.sandbox)
     here = Path.cwd()
@@ -293,11 +325,11 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
     join = join_wrapper(procs_files or [])
     if choice.mode == "none":
         tmpdir = None
-        cwd = limits.cwd
+        cwd = limits.cwd or (None if limits.workdir is None else Path(limits.workdir))
         if cwd is None:
             tmpdir = tempfile.mkdtemp(prefix="koikoi-bot-")
             cwd = Path(tmpdir)
-        if cwd.absolute() != here.absolute():
+        if cwd.absolute() != here.absolute() and limits.workdir is None:
             argv = resolve_paths(argv, here)
         wrapper = limit_wrapper(limits, sandboxed=False, cgroup=cgroup)
         env = bot_environment(cwd, token, limits.env)
@@ -305,7 +337,8 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
         return Launch([*join, *wrapper, *argv], env, cwd, cwd, tmpdir, "none", kind)
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None  # choose() said it works
-    argv = resolve_paths(argv, here)
+    if limits.workdir is None:
+        argv = resolve_paths(argv, here)
     program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
     binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
     for arg in argv[1:]:
@@ -321,11 +354,14 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
     bpf = seccomp.program() if seccomp.enabled() and seccomp.reason() is None else None
     jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid, bpf, limits.memory_bytes)
     wrapper = limit_wrapper(limits, sandboxed=True, cgroup=cgroup)
-    inner = [*wrapper, *argv]
+    chdir = [] if limits.workdir is None or given is not None else ["env", "-C", limits.workdir]
+    inner = [*chdir, *wrapper, *argv]
     env = sandbox.sandbox_env(sandbox.allowed_env(limits.env))
     if given is not None:
         env["PWD"] = given
-    bot_cwd = Path(given or sandbox.HOME)
+    if chdir:
+        env["PWD"] = limits.workdir or ""
+    bot_cwd = Path(given or limits.workdir or sandbox.HOME)
     wrapped = sandbox.wrap(bwrap, jail, inner)
     return Launch([*join, *wrapped.argv], env, Path("/"), bot_cwd, None, "bwrap", "rlimit" if wrapper else "none",
                   wrapped.fds, bpf is not None)  # fmt: skip

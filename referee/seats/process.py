@@ -602,6 +602,14 @@ class BotProcess:
                 chunk = await stream.read(65536)
                 if not chunk:
                     break
+                if self.stderr_path is not None and self.stderr_path != path:  # the next match's log
+                    path = self.stderr_path
+                    if out is not None:
+                        out.close()
+                    try:
+                        out = open(path, "ab")  # noqa: SIM115 - closed in finally
+                    except OSError:
+                        out = None
                 if out is not None and left > 0:
                     part = chunk[:left]
                     out.write(part)

@@ -22,7 +22,9 @@ from typing import Any
 from referee.engine import Deal, EngineError, Rules, load_rules, rules_from_dict
 from referee.errors import UsageError
 from referee.records import TimeControl
-from referee.seats.launch import absolute_command
+from referee.seats import package
+from referee.seats.launch import ProcessError, absolute_command
+from referee.seats.package import Package
 from referee.tournament.settings import TIME_KEYS, BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
@@ -250,11 +252,24 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def parse_bot(text: str) -> BotSpec:
-    """``NAME=COMMAND``."""
+    """``NAME=COMMAND``, or a bot folder alone (named by its manifest)."""
+    found = _package_of(text.strip(), f"--bot {text!r}")
+    if found is not None:
+        return BotSpec(found.name, text.strip())
     name, sep, command = text.partition("=")
     if not sep or not name.strip() or not command.strip():
-        raise TournamentError(f"--bot {text!r}: expected NAME=COMMAND, e.g. greedy='python bots/greedy_bot.py'")
+        raise TournamentError(
+            f"--bot {text!r}: expected NAME=COMMAND or a bot folder, e.g. greedy='python bots/greedy_bot.py'"
+        )
     return BotSpec(name.strip(), command.strip())
+
+
+def _package_of(command: str, source: str) -> Package | None:
+    """The bot package ``command`` names, if it does (:class:`TournamentError` for a bad manifest)."""
+    try:
+        return package.find(command)
+    except package.PackageError as exc:
+        raise TournamentError(f"{source}: {exc}") from None
 
 
 def resolve_rules(spec: str | Path, rounds: int | None = None, *, base_dir: Path | None = None) -> Rules:
@@ -366,9 +381,23 @@ def config_from_dict(
 def _bot_from_file(name: str, value: str | dict[str, Any], source: str, base_dir: Path | None) -> BotSpec:
     """A bot of a tournament file: ``name = "command"`` or ``name = {command = "...", memory_mb = ..., ...}``."""
     if isinstance(value, str):
-        return BotSpec(name, value)
+        return BotSpec(name, _from_file(value, base_dir, f"{source}: bots.{name}"))
     command = value.get("command")
     if not isinstance(command, str):
         raise TournamentError(f'{source}: bots.{name}: give its command = "..."')
     where = f"{source}: bots.{name}"
-    return BotSpec(name, command, from_table(value, where, base_dir=base_dir, extra=frozenset({"command"})))
+    return BotSpec(
+        name, _from_file(command, base_dir, where),
+        from_table(value, where, base_dir=base_dir, extra=frozenset({"command"})),
+    )  # fmt: skip
+
+
+def _from_file(command: str, base_dir: Path | None, where: str) -> str:
+    """A tournament file's bot command with its paths (a bot folder, the program, arguments holding a ``/``)
+    read relative to the file's folder."""
+    if base_dir is None or not command.strip():
+        return command
+    try:
+        return absolute_command(command, base_dir)
+    except ProcessError as exc:
+        raise TournamentError(f"{where}: {exc}") from None

@@ -30,6 +30,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,7 @@ async def play_unit(
             if key not in seats:
                 log = out.log(spec.match_id, name)
                 seats[key] = BotSeat(commands[name], label=name, stderr_path=log, limits=bot_limits(config, name))
+                seats[key].log_of = partial(out.log, bot=name)  # a reused bot: one log per match
         pair = (seats[keys[0]], seats[keys[1]])
         replay = out.replay(spec.match_id)
         worker.played += 1

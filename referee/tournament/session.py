@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from referee.records import MatchResult
+from referee.seats import package
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
@@ -40,11 +41,19 @@ class Outcome:
         return EXIT_GATE if self.failures else EXIT_OK
 
 
-def _check_commands(config: TournamentConfig) -> None:
+def _check_commands(config: TournamentConfig, root: Path) -> None:
+    """Build each bot package, check each command, and refuse an output folder that a bot may read."""
     for bot in config.bots:
+        command = config.command_of(bot.name)
+        settings = config.settings_of(bot.name)
         try:
-            check_command(config.command_of(bot.name), python=config.settings_of(bot.name).python)
-        except ProcessError as exc:
+            found = package.find(command)
+            if found is not None:
+                package.build(found, root / "logs" / f"build.{bot.name}.log")
+            check_command(command, python=settings.python)
+            package.refuse_outputs({"the output folder": root}, package.visible(command, settings.files,
+                                                                                  settings.python))
+        except (ProcessError, package.PackageError) as exc:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 
 
@@ -60,7 +69,7 @@ def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes 
     if not 1 <= options.jobs <= 256:
         raise TournamentError("--jobs takes 1 to 256")
     check_size(config)
-    _check_commands(config)
+    _check_commands(config, root)
     return Store.create(root, config, options, key)
 
 
@@ -69,7 +78,7 @@ def resume(root: Path, jobs: int, key: bytes | None = None) -> Store:
     checked), a torn last line dropped and interrupted deal pairs dealt afresh."""
     store = Store.open(root, jobs, key)
     try:
-        _check_commands(store.config)
+        _check_commands(store.config, root)
     except TournamentError:
         store.close()
         raise

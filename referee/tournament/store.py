@@ -393,8 +393,8 @@ class Output:
         return replay_file(self.root, match_id, self.compress)
 
     def log(self, match_id: str, bot: str) -> Path:
-        """The stderr log of ``bot`` in match ``match_id`` (a bot process reused for several matches keeps the
-        log of its first)."""
+        """The stderr log of ``bot`` in match ``match_id`` (a bot process reused for several matches writes
+        each match's stderr to that match's log)."""
         return self.root / "logs" / f"{match_id}.{bot}.log"
 
 

@@ -1,0 +1,3 @@
+module koikoi/{{NAME}}
+
+go 1.19

@@ -1,0 +1,279 @@
+"""A bot package: a folder with a ``bot.toml`` manifest, and the rule for which parts of a command line are files.
+
+A package is named on a command line by its folder alone (``bots/mybot/``, or ``bots/mybot`` when the folder
+holds a ``bot.toml``). Its manifest says::
+
+    name = "mybot"                    # optional: the folder's name
+    command = "main.py --depth 3"     # the program and its arguments, relative to the folder
+    python = ".venv/bin/python"       # optional: the interpreter of a .py program (relative, or on PATH)
+    build = "cargo build --release"   # optional: run once in the folder before the first match
+    build_timeout_s = 600             # optional (default 600)
+    memory_mb = 1024                  # optional: memory_mb, cpu_s, processes, each at most the organiser's
+    [env]                             # optional: added to the bot's environment
+    MYBOT_LEVEL = "3"
+
+The bot starts in its folder, which it (and no other bot) sees read-only in the sandbox; what it writes goes
+to its private ``/tmp``, discarded at the end. The build step runs as the referee's user, without the sandbox
+and outside the match clock, with its output kept in ``build.log`` of the bot's log folder (or shown on failure).
+
+Which arguments of a plain command line are files (:func:`is_path_word`): the program, a ``.py``/``.js``
+script, and every argument (or ``--opt=value``) that holds a ``/`` and names something that exists, such as
+``./book.bin`` or ``data/weights.json``. A bare word (``mono``) is never a file, even when a file or folder of
+that name exists where the referee runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import subprocess
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from referee.errors import RefereeError
+
+if TYPE_CHECKING:
+    from referee.seats.launch import Limits
+
+MANIFEST = "bot.toml"
+"""The manifest's file name inside a bot folder."""
+BUILD_TIMEOUT_S = 600
+"""The default time limit of a package's build step (seconds)."""
+
+_KEYS = {"name", "command", "python", "build", "build_timeout_s", "memory_mb", "cpu_s", "processes", "env"}
+
+
+class PackageError(RefereeError):
+    """A bot folder whose manifest is missing, malformed, or whose build failed."""
+
+
+@dataclass(frozen=True)
+class Package:
+    """A bot folder and what its manifest asks (paths absolute; limits in the manifest's units)."""
+
+    folder: str
+    name: str
+    argv: tuple[str, ...]  # the program (absolute) and its arguments, as the manifest wrote them
+    python: str | None = None
+    build: str | None = None
+    build_timeout_s: int = BUILD_TIMEOUT_S
+    memory_mb: int | None = None
+    cpu_s: int | None = None
+    processes: int | None = None
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def real_path(path: str) -> str:
+    """``path`` absolute, its folder's symlinks and ``..`` resolved the way the kernel does, its last part kept
+    (a venv's ``python`` symlink stays itself): a spelling that still works inside the sandbox."""
+    full = os.path.abspath(path) if not os.path.isabs(path) else path
+    head, tail = os.path.split(full)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(full)
+    return os.path.join(os.path.realpath(head), tail)
+
+
+def is_path_word(arg: str) -> bool:
+    """True for a word that the documented rule may treat as a file: it holds a ``/``."""
+    return "/" in arg
+
+
+def folder_of(command: str) -> str | None:
+    """The bot folder a command line names (one word: a folder holding ``bot.toml``), else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) != 1:
+        return None
+    try:
+        if os.path.isfile(os.path.join(words[0], MANIFEST)):
+            return real_path(words[0].rstrip("/") or "/")
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _int(data: dict[str, Any], key: str, where: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise PackageError(f"{where}: {key} must be a whole number above 0")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise PackageError(f"{where}: {key} must be a non-empty string")
+    return value
+
+
+def load(folder: str) -> Package:
+    """The manifest of the bot folder ``folder`` (:class:`PackageError` when it is missing or malformed)."""
+    path = os.path.join(folder, MANIFEST)
+    where = path
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise PackageError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise PackageError(f"{where}: not valid TOML: {exc}") from None
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise PackageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_KEYS))}")
+    command = _text(data, "command", where)
+    if command is None:
+        raise PackageError(f'{where}: give the bot\'s command = "..." (relative to its folder)')
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise PackageError(f"{where}: command: {exc}") from None
+    if not argv:
+        raise PackageError(f"{where}: empty command")
+    if "/" in argv[0] or argv[0].endswith((".py", ".js")) or os.path.exists(os.path.join(folder, argv[0])):
+        if os.path.isabs(argv[0]):
+            raise PackageError(f"{where}: command: the program must be inside the folder, relative to it")
+        argv[0] = real_path(os.path.join(folder, argv[0]))
+        if not argv[0].startswith(folder.rstrip("/") + "/"):
+            raise PackageError(f"{where}: command: the program must be inside the folder")
+    env = data.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise PackageError(f"{where}: [env] must be a table of NAME = \"value\"")
+    python = _text(data, "python", where)
+    if python is not None and "/" in python:
+        python = real_path(os.path.join(folder, python))
+    name = _text(data, "name", where) or os.path.basename(folder)
+    return Package(
+        folder, name, tuple(argv), python, _text(data, "build", where),
+        _int(data, "build_timeout_s", where) or BUILD_TIMEOUT_S, _int(data, "memory_mb", where),
+        _int(data, "cpu_s", where), _int(data, "processes", where), tuple((str(k), v) for k, v in env.items()),
+    )  # fmt: skip
+
+
+def find(command: str) -> Package | None:
+    """The package a command line names, loaded, or None for a plain command line."""
+    folder = folder_of(command)
+    return None if folder is None else load(folder)
+
+
+def _within(asked: int | None, allowed: int | None) -> int | None:
+    """The manifest's value where it is below the organiser's (None: no limit)."""
+    if asked is None:
+        return allowed
+    return asked if allowed is None else min(asked, allowed)
+
+
+def apply(package: Package, limits: Limits) -> tuple[str, Limits]:
+    """The command line and limits that run ``package`` under the organiser's ``limits``: its folder is its
+    working directory and readable, its settings apply where they are within the organiser's."""
+    memory = _within(None if package.memory_mb is None else package.memory_mb << 20, limits.memory_bytes)
+    changed = dataclasses.replace(
+        limits,
+        memory_bytes=memory,
+        cpu_seconds=_within(package.cpu_s, limits.cpu_seconds),
+        processes=_within(package.processes, limits.processes),
+        env=(*limits.env, *package.env),
+        files=(*limits.files, package.folder),
+        python=package.python or limits.python,
+        workdir=package.folder,
+    )
+    return shlex.join(package.argv), changed
+
+
+def house_python(command: str) -> bool:
+    """True when ``command`` runs a house bot's ``.py`` file: it runs with the referee's Python whatever the
+    organiser gave the other bots."""
+    from referee.house_bots import bots_folder
+
+    home = bots_folder()
+    try:
+        first = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    if home is None or not first.endswith(".py"):
+        return False
+    return os.path.dirname(real_path(first)) == str(home)
+
+
+def build(package: Package, log: Path | None = None) -> None:
+    """Run the package's build step in its folder (as the referee's user, without the sandbox, within its
+    time limit); its output goes to ``log`` when given. :class:`PackageError` when it fails."""
+    if package.build is None:
+        return
+    try:
+        done = subprocess.run(
+            package.build, shell=True, cwd=package.folder, capture_output=True, timeout=package.build_timeout_s,
+            stdin=subprocess.DEVNULL, env={**os.environ, **dict(package.env)},
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise PackageError(
+            f"{package.folder}: build {package.build!r} took longer than {package.build_timeout_s} s"
+        ) from None
+    except OSError as exc:
+        raise PackageError(f"{package.folder}: build {package.build!r}: {exc}") from None
+    output = done.stdout + done.stderr
+    if log is not None:
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_bytes(output)
+        except OSError:
+            log = None
+    if done.returncode != 0:
+        tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
+        where = f" (its output: {log})" if log is not None else ""
+        raise PackageError(
+            f"{package.folder}: build {package.build!r} exited with status {done.returncode}{where}: "
+            + " | ".join(tail)
+        )
+
+
+def visible(command: str, files: tuple[str, ...] = (), python: str | None = None) -> list[str]:
+    """The host folders and files a sandboxed bot running ``command`` may read beyond the system: its package
+    folder, ``files``, its path arguments, its program (its venv for a venv's interpreter)."""
+    from referee.seats import sandbox
+
+    out = [real_path(f) for f in files]
+    package = find(command)
+    if package is not None:
+        out.append(package.folder)
+        return out
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return out
+    for k, word in enumerate(words):
+        value = word.partition("=")[2] if word.startswith("-") else word
+        if (k == 0 or is_path_word(value)) and value and os.path.exists(value):
+            out.append(real_path(value))
+    if words and words[0].endswith(".py") and python is not None and "/" in python:
+        out += sorted(sandbox.program_roots(real_path(python)))
+    return out
+
+
+def refuse_outputs(outputs: dict[str, Path], folders: list[str]) -> None:
+    """:class:`PackageError` when one of ``outputs`` (what -> path) lies inside a folder a bot may read."""
+    for what, path in outputs.items():
+        where = real_path(str(path))
+        for folder in folders:
+            if where == folder or where.startswith(folder.rstrip("/") + "/"):
+                raise PackageError(
+                    f"{what} {path} is inside {folder}, which a bot may read: write it elsewhere"
+                )
+
+
+def python_of(command: str, python: str | None) -> str | None:
+    """The interpreter a command's ``.py`` program runs with: None (the referee's own, :data:`sys.executable`)
+    for a house bot, else ``python``."""
+    return None if house_python(command) else python
+
+
+__all__ = [
+    "BUILD_TIMEOUT_S", "MANIFEST", "Package", "PackageError", "apply", "build", "find", "folder_of", "house_python",
+    "is_path_word", "load", "python_of", "real_path", "refuse_outputs", "visible",
+]  # fmt: skip
