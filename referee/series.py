@@ -240,7 +240,8 @@ def plan(setup: PlaySetup) -> Plan:
             try:
                 found = package.find(command)
                 if found is not None:
-                    package.build(found, None if log_dir is None else log_dir / f"build-seat{i + 1}.log")
+                    package.build(found, None if log_dir is None else log_dir / f"build-seat{i + 1}.log",
+                                  setup.sandbox)
                 check_command(command, python=python_of(setup, i))
             except (BotCommandError, package.PackageError) as exc:
                 raise PlayError(str(exc)) from None

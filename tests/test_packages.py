@@ -130,8 +130,8 @@ def test_a_compiled_binary_built_by_the_manifest_and_named_through_dots_and_a_sy
         pytest.fail("a C compiler is needed here")
     folder = tmp_path / "cbot"
     folder.mkdir()
-    (folder / "bot.toml").write_text('build = "cc -O2 -o bot ../c/random_bot.c"\ncommand = "./bot"\n')
-    shutil.copytree(ROOT / "bots" / "c", tmp_path / "c")
+    (folder / "bot.toml").write_text('build = "cc -O2 -o bot c/random_bot.c"\ncommand = "./bot"\n')
+    shutil.copytree(ROOT / "bots" / "c", folder / "c")  # a sandboxed build sees its own folder only
     no_forfeit(play_json(referee_exe, "cbot", tmp_path))
     assert (folder / "bot").is_file()  # built once, in its folder, before the match
     (tmp_path / "mix").mkdir()
@@ -148,6 +148,25 @@ def test_a_compiled_binary_built_by_the_manifest_and_named_through_dots_and_a_sy
     assert done.returncode == 0, done.stdout + done.stderr
     lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
     assert len(lines) == 4 and all(json.loads(x)["result"]["forfeit"] is None for x in lines)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bwrap is not installed (apt-get install bubblewrap)")
+def test_the_build_step_runs_in_the_sandbox(referee_exe: Path, tmp_path: Path) -> None:
+    """A contestant's build script writes in its own folder, and reads nothing beside it, nothing of the
+    referee's environment and no network."""
+    (tmp_path / "secret.txt").write_text("the organiser's secret")
+    folder = tmp_path / "nosy"
+    shutil.copytree(Path(__file__).parent / "bots", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    script = ("cat ../secret.txt > seen.txt 2>&1; cat $HOME/.local/share/koikoi-referee/key >> seen.txt 2>&1; "
+              "env > env.txt; id -u > uid.txt; cat /proc/self/status | grep CapEff > caps.txt")  # fmt: skip
+    (folder / "bot.toml").write_text(f"build = {json.dumps(script)}\ncommand = \"first_bot.py\"\n")
+    env = {**os.environ, "KOIKOI_TEST_SECRET": "do-not-leak"}
+    done = subprocess.run([str(referee_exe), "play", "nosy", RANDOM, "--rules", "cardavia", "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the organiser's secret" not in (folder / "seen.txt").read_text()
+    assert "do-not-leak" not in (folder / "env.txt").read_text()
+    assert (folder / "caps.txt").read_text().split()[-1] == "0000000000000000"  # no capability, even as root
 
 
 def test_a_python_bot_in_its_own_venv_while_the_house_bot_keeps_the_referees_python(

@@ -44,7 +44,7 @@ def check_cmd(
     try:
         found = package.find(bot)
         if found is not None:
-            package.build(found, None if log_dir is None else log_dir / "build.log")
+            package.build(found, None if log_dir is None else log_dir / "build.log", sandbox_mode)
         check_command(bot, python=python)
     except (BotCommandError, package.PackageError) as exc:
         fail(str(exc))

@@ -13,8 +13,9 @@ holds a ``bot.toml``). Its manifest says::
     MYBOT_LEVEL = "3"
 
 The bot starts in its folder, which it (and no other bot) sees read-only in the sandbox; what it writes goes
-to its private ``/tmp``, discarded at the end. The build step runs as the referee's user, without the sandbox
-and outside the match clock, with its output kept in ``build.log`` of the bot's log folder (or shown on failure).
+to its private ``/tmp``, discarded at the end. The build step runs once, outside the match clock, in the sandbox
+with its folder writable (see :func:`build`), with its output kept in ``build.log`` of the bot's log folder (or
+shown on failure).
 
 Which arguments of a plain command line are files (:func:`is_path_word`): the program, a ``.py``/``.js``
 script, and every argument (or ``--opt=value``) that holds a ``/`` and names something that exists, such as
@@ -24,9 +25,11 @@ that name exists where the referee runs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shlex
+import shutil
 import subprocess
 import tomllib
 from dataclasses import dataclass
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import RefereeError
+from referee.seats import cgroups, sandbox, seccomp
 
 if TYPE_CHECKING:
     from referee.seats.launch import Limits
@@ -201,15 +205,25 @@ def house_python(command: str) -> bool:
     return os.path.dirname(real_path(first)) == str(home)
 
 
-def build(package: Package, log: Path | None = None) -> None:
-    """Run the package's build step in its folder (as the referee's user, without the sandbox, within its
-    time limit); its output goes to ``log`` when given. :class:`PackageError` when it fails."""
+BUILD_MEMORY_BYTES = 4 << 30
+"""The memory of a package's build step (its cgroup, where cgroups work)."""
+BUILD_TMP_BYTES = 1 << 30
+"""The size of the build step's private ``/tmp`` (its ``HOME``, compiler caches included)."""
+
+
+def build(package: Package, log: Path | None = None, mode: str = "auto") -> None:
+    """Run the package's build step in its folder, within its time limit; its output goes to ``log`` when given.
+    :class:`PackageError` when it fails. In the sandbox (``mode`` ``auto`` or ``bwrap`` where bwrap works) the
+    build sees its folder read-write and the system read-only, and runs with no network, none of root's
+    capabilities, a cleared environment (plus the package's ``[env]``), the syscall filter and a cgroup of its
+    own: a contestant's build script can read nothing of the referee's and reach no other bot."""
     if package.build is None:
         return
+    argv, env, fds, group = _build_command(package, sandbox.choose(mode).mode)
     try:
         done = subprocess.run(
-            package.build, shell=True, cwd=package.folder, capture_output=True, timeout=package.build_timeout_s,
-            stdin=subprocess.DEVNULL, env={**os.environ, **dict(package.env)},
+            argv, cwd="/" if fds else package.folder, capture_output=True, timeout=package.build_timeout_s,
+            stdin=subprocess.DEVNULL, env=env, pass_fds=fds,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise PackageError(
@@ -217,6 +231,11 @@ def build(package: Package, log: Path | None = None) -> None:
         ) from None
     except OSError as exc:
         raise PackageError(f"{package.folder}: build {package.build!r}: {exc}") from None
+    finally:
+        for fd in fds:
+            os.close(fd)
+        if group is not None:
+            group.remove()
     output = done.stdout + done.stderr
     if log is not None:
         try:
@@ -231,6 +250,45 @@ def build(package: Package, log: Path | None = None) -> None:
             f"{package.folder}: build {package.build!r} exited with status {done.returncode}{where}: "
             + " | ".join(tail)
         )
+
+
+def _build_command(
+    package: Package, mode: str
+) -> tuple[list[str], dict[str, str], tuple[int, ...], cgroups.BotCgroup | None]:
+    """The build's command line, environment, descriptors to pass and cgroup."""
+    assert package.build is not None
+    if mode == "none":  # the organiser trusts the bots: the referee's own environment, in the folder
+        return ["/bin/sh", "-c", package.build], {**os.environ, **dict(package.env)}, (), None
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None  # choose() said it works
+    env = sandbox.sandbox_env(sandbox.allowed_env(package.env))
+    env["PWD"] = package.folder
+    binds: set[str] = set()
+    try:
+        first = shutil.which(shlex.split(package.build)[0])
+    except (ValueError, IndexError):
+        first = None
+    if first is not None:
+        binds |= sandbox.program_roots(first)
+    home = os.path.expanduser("~")
+    rustup, cargo_bin = os.path.join(home, ".rustup"), os.path.join(home, ".cargo", "bin")
+    if os.path.isdir(rustup) and os.path.isdir(cargo_bin):  # rustup's proxies: the toolchains, not ~/.cargo's secrets
+        binds = {b for b in binds if b != os.path.join(home, ".cargo")} | {rustup, cargo_bin}
+        env.update(RUSTUP_HOME=rustup, CARGO_HOME=f"{sandbox.HOME}/.cargo")
+    env.setdefault("GOCACHE", f"{sandbox.HOME}/.cache/go-build")
+    env.setdefault("GOPATH", f"{sandbox.HOME}/go")
+    bpf = seccomp.program(locks=True) if seccomp.enabled() and seccomp.reason() is None else None
+    jail = sandbox.Jail(tuple(sorted(binds)), package.folder, BUILD_TMP_BYTES, None, bpf, BUILD_MEMORY_BYTES,
+                        writable_cwd=True)  # fmt: skip
+    group = None
+    if cgroups.reason() is None:
+        with contextlib.suppress(OSError, cgroups.CgroupUnavailable):
+            group = cgroups.BotCgroup.create(cgroups.Quota(BUILD_MEMORY_BYTES, 1024, None))
+    wrapped = sandbox.wrap(bwrap, jail, ["/bin/sh", "-c", package.build])
+    from referee.seats.launch import join_wrapper
+
+    join = join_wrapper(group.procs_files) if group is not None else []
+    return [*join, *wrapped.argv], env, wrapped.fds, group
 
 
 def visible(command: str, files: tuple[str, ...] = (), python: str | None = None) -> list[str]:

@@ -299,6 +299,7 @@ class Jail:
     uid: int | None = None  # run as this host uid (referee is root); None: the referee's own
     seccomp: bytes | None = None  # the syscall filter's BPF program (see referee.seats.seccomp); None: none
     memory_bytes: int | None = None  # the memory the bot may use: what its /proc/meminfo shows
+    writable_cwd: bool = False  # bind ``cwd`` read-write (a package's build step), else read-only
 
 
 MASKED_PROC = ("/proc/locks", "/proc/loadavg", "/proc/meminfo")
@@ -381,10 +382,12 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
         for path in binds:
             out += ["--ro-bind", path, path]
         if jail.cwd is not None:
-            out += ["--ro-bind", jail.cwd, jail.cwd, "--chdir", jail.cwd]
+            out += ["--bind" if jail.writable_cwd else "--ro-bind", jail.cwd, jail.cwd, "--chdir", jail.cwd]
         else:
             out += ["--chdir", HOME]
         command = argv
+        if jail.uid is None and os.geteuid() == 0:
+            out += ["--cap-drop", "ALL"]  # the referee's own user id, but none of root's powers
         if jail.uid is not None:
             setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
             command = [

@@ -38,6 +38,7 @@ class Rule:
     arg: int | None = None
     op: str = "eq"
     value: int = 0
+    lock: bool = False  # a file lock: allowed in a package's build step (build tools lock their caches)
 
 
 _NS_FLAGS = {
@@ -58,8 +59,9 @@ DENIED: tuple[Rule, ...] = (
     # Channels: state one sandbox leaves and another reads.
     *(Rule(n, errno.EPERM, f"keyrings: kept per user after the process exits, {_CHANNEL}")
       for n in ("add_key", "keyctl", "request_key")),
-    Rule("flock", errno.EPERM, f"file locks on a file both sandboxes see: {_CHANNEL}"),
-    *(Rule("fcntl", errno.EPERM, f"{cmd}: record locks, leases and directory notification, {_CHANNEL}", 1, "eq", v)
+    Rule("flock", errno.EPERM, f"file locks on a file both sandboxes see: {_CHANNEL}", lock=True),
+    *(Rule("fcntl", errno.EPERM, f"{cmd}: record locks, leases and directory notification, {_CHANNEL}", 1, "eq", v,
+           lock=True)
       for cmd, v in _LOCK_COMMANDS.items()),
     *(Rule(n, errno.EPERM, f"file-change notification sees another sandbox open a shared file: {_CHANNEL}")
       for n in ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")),
@@ -108,16 +110,18 @@ def enabled() -> bool:
 def reason() -> str | None:
     """None where the filter can be built, else why not (one line)."""
     try:
-        program()
+        program(False)
     except FilterUnavailable as exc:
         return str(exc)
     return None
 
 
 @cache
-def program() -> bytes:
+def program(locks: bool = False) -> bytes:
     """The filter as a classic BPF program (the bytes bwrap's ``--seccomp FD`` reads), built once;
-    :class:`FilterUnavailable` where libseccomp or its binding is missing."""
+    :class:`FilterUnavailable` where libseccomp or its binding is missing. With ``locks`` file locks are allowed:
+    the filter of a package's build step, which runs before any deal is dealt and whose processes all end with it
+    (cargo and go lock their caches)."""
     try:
         import pyseccomp as sc
     except (ImportError, OSError) as exc:  # the binding, or libseccomp.so.2 it loads
@@ -127,6 +131,8 @@ def program() -> bytes:
     filt = sc.SyscallFilter(sc.ALLOW)
     filt.set_attr(sc.Attr.ACT_BADARCH, sc.ERRNO(errno.ENOSYS))
     for rule in DENIED:
+        if locks and rule.lock:
+            continue
         try:
             if sc.resolve_syscall(arch, rule.name) < 0:
                 continue  # not a system call of this architecture

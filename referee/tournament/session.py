@@ -49,7 +49,7 @@ def _check_commands(config: TournamentConfig, root: Path) -> None:
         try:
             found = package.find(command)
             if found is not None:
-                package.build(found, root / "logs" / f"build.{bot.name}.log")
+                package.build(found, root / "logs" / f"build.{bot.name}.log", config.sandbox)
             check_command(command, python=settings.python)
             package.refuse_outputs({"the output folder": root}, package.visible(command, settings.files,
                                                                                   settings.python))
