@@ -153,7 +153,9 @@ def hand_yaku(rules: Rules) -> Scripted | None:
         rng.shuffle(rest)
         deal = Deal((mask_of(month + rest[:4]), mask_of(rest[4:12])), mask_of(rest[12:20]), tuple(rest[20:]))
         start = new_match(rules, 0, (deal,), fd)
-        if any(isinstance(e, HandYakuMade) for e in start.events) and start.deal_index == 1:
+        kinds = [type(e) for e in start.events]
+        # dealt as scripted (no misdeal first); the hand yaku may end the round at once (then the next is dealt)
+        if HandYakuMade in kinds and Misdeal not in kinds[: kinds.index(HandYakuMade)]:
             return Scripted((deal,), fd)
     return None
 
