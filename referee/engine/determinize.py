@@ -230,6 +230,7 @@ def determinize(
     captures: bool = False,
     model: Callable[[State], Action] | None = None,
     tries: int = 64,
+    observer: Callable[[State, Action], None] | None = None,
 ) -> State:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
@@ -242,6 +243,10 @@ def determinize(
     dropped for this decision). Only the opponent's plays from its hand are checked: its other choices depend on
     nothing hidden. The samples that agree are uniform among the deals that agree.
 
+    ``observer``: called with the rebuilt state and the action taken at each decision of the opponent in the
+    current round, as the replay reaches it (to weigh models of the opponent by how well they explain its choices;
+    with ``model``, also during the replays the model rejects).
+
     Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
     when no round is being played or the events cannot come from any deal.
     """
@@ -250,31 +255,41 @@ def determinize(
     rules, seat = record.rules, record.seat
     deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
     seed = rng.getrandbits(62)
-    state = _replay(record, deals, seed, model)
+    state = _replay(record, deals, seed, model, observer)
     attempt = 1
     while state is None:
         if attempt >= tries:
-            state = _replay(record, deals, seed, None)
+            state = _replay(record, deals, seed, None, observer)
             assert state is not None
             break
         deals[-1] = _sample_deal(rules, seat, record.rounds[-1], rng, captures)
-        state = _replay(record, deals, seed, model)
+        state = _replay(record, deals, seed, model, observer)
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:
         raise DeterminizeError("the replay does not reach the current round")
     return state
 
 
-def _replay(record: Record, deals: list[Deal], seed: int, model: Callable[[State], Action] | None) -> State | None:
+def _replay(
+    record: Record,
+    deals: list[Deal],
+    seed: int,
+    model: Callable[[State], Action] | None,
+    observer: Callable[[State, Action], None] | None = None,
+) -> State | None:
     """The match replayed on ``deals`` (no events built), or None when the opponent's plays this round are not
-    ``model``'s choices."""
+    ``model``'s choices; ``observer`` sees each of the opponent's decisions this round."""
     assert record.first_dealer is not None
     state = new_match(record.rules, seed=seed, deals=deals, first_dealer=record.first_dealer)
     last = len(record.rounds) - 1
     opponent = 1 - record.seat
     for i, r in enumerate(record.rounds):
         check = model is not None and i == last
+        watch = observer is not None and i == last
         for action in r.actions:
+            if watch and state.to_move == opponent:
+                assert observer is not None
+                observer(state, action)
             if check and state.to_move == opponent and state.phase is Phase.PLAY:
                 assert model is not None
                 if model(state) != action:
