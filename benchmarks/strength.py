@@ -13,8 +13,9 @@ another colon: ``search:100:--model greedy``); an opponent is a style of ``bots/
 (default: ``greedy`` and the whole pool). A preset is only a parameter: any name ``koikoi-referee rules`` knows.
 
 The search bot's ``--ms`` counts its own CPU time, so the figures hold for an idle machine even on a busy one; the
-tournament's clock is generous (``MOVE`` = the larger of 2000 ms and 10 times ``MS`` per decision, and the default
-bank) so that this cap, not the clock, ends each search. While a cell plays, the 1-minute load average is read every
+tournament's clock is generous (``MOVE`` = the larger of 10 s and 20 times ``MS`` per decision, and the default
+bank: a run under ``nice`` on a busy machine may get a small share of a core) so that this cap, not the clock, ends
+each search. While a cell plays, the 1-minute load average is read every
 15 s (mean and largest into ``load.json`` and the table). A cell whose folder holds a finished tournament is read,
 not played again; an unfinished one is resumed. Prints the command, the machine, then one Markdown row per cell:
 games, wins/draws/losses, the house bot's match score rate with its 95% interval, the Elo difference with its error,
@@ -60,7 +61,7 @@ def house_command(house: str) -> tuple[str, int]:
 
 def move_ms(ms: int) -> int:
     """The tournament's time per decision for a search capped at ``ms``: generous, so that the cap binds."""
-    return max(2000, 10 * ms)
+    return max(10000, 20 * ms)
 
 
 def folder_name(rules: str, house: str, opponent: str) -> str:
