@@ -9,9 +9,11 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
 consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
-it and play the rest of the round with a fast greedy policy for both seats. The samples assume (``--belief``, by
-default always) that the opponent plays like that greedy policy: a sampled hand must make each card the opponent
-played this round the policy's choice, or it is drawn again (after 64 tries the model is dropped for that
+it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy drawn
+from a model of it. The model (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family
+of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this
+match, with a uniform share kept; each sample draws a member by those weights and a hand with which that member
+would have played each card the opponent played this round (after 64 tries the model is dropped for that
 sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
 errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
 of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
