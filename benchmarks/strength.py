@@ -1,21 +1,26 @@
-"""Strength of the search bot, measured with the referee's own tournament (duplicate deal pairs, both seats).
+"""Strength of the house bots against the opponent pool, measured with the referee's own tournament.
 
-Run: ``.venv/bin/python benchmarks/strength.py [--rules R ...] [--opponents greedy random] [--ms 100 1000]
-[--pairs N] [--seed S] [--jobs J] [--out DIR]``. Each cell of the table is one tournament, run as::
+Run: ``nice -n 15 .venv/bin/python benchmarks/strength.py [--rules R ...] [--house search:100 greedy ...]
+[--opponents aggressive stopper ...] [--pairs N] [--seed S] [-j J] [--out DIR] [--report]``. Each cell (a house bot
+against one opponent under one preset) is one tournament of duplicate deal pairs (each deal played twice, the seats
+swapped), run as::
 
-    koikoi-referee tournament --bot "search=bots/search_bot.py --ms MS --stats" \\
-        --bot "OPP=bots/OPP_bot.py" --rules R --pairs N --seed S -j J --move-ms MOVE --no-html --out DIR/R-OPP-MS
+    koikoi-referee tournament --bot "house=HOUSE" --bot "OPP=OPPONENT" --rules R --pairs N --seed S -j J \\
+        --move-ms MOVE --no-html --out DIR/R-HOUSE-OPP
 
-The search bot's ``--ms`` counts its own CPU time, so the figures do not depend much on what else the machine is
-doing; the tournament's clock is generous (``MOVE`` = the larger of 2000 ms and 10 times ``MS`` per decision, and
-the default bank), so that this cap, not the clock, ends each search; no ``nice``: a search at the lowest priority
-on a busy machine would get so little CPU that the clock would end it (``--wall`` makes ``--ms`` count wall time).
-While a cell plays, the machine's 1-minute load average is read every 15 s; the mean and the largest go to
-``load.json`` in its folder and into the table. A cell whose folder already holds a finished tournament is read,
-not played again, so ``--out`` keeps earlier runs and ``--report`` only prints the table of the folders found.
-Prints one Markdown row per cell: games, wins/draws/losses, the search bot's match score rate with its 95%
-interval, the Elo difference with its error, the search's samples per decision (median, from its ``--stats``
-lines in the tournament's logs) and the load.
+A house bot is ``random``, ``greedy`` or ``search:MS`` (``bots/search_bot.py --ms MS``, its extra options after
+another colon: ``search:100:--model greedy``); an opponent is a style of ``bots/pool_bot.py`` or ``greedy``/``random``
+(default: ``greedy`` and the whole pool). A preset is only a parameter: any name ``koikoi-referee rules`` knows.
+
+The search bot's ``--ms`` counts its own CPU time, so the figures hold for an idle machine even on a busy one; the
+tournament's clock is generous (``MOVE`` = the larger of 10 s and 20 times ``MS`` per decision, and the default
+bank: a run under ``nice`` on a busy machine may get a small share of a core) so that this cap, not the clock, ends
+each search. While a cell plays, the 1-minute load average is read every
+15 s (mean and largest into ``load.json`` and the table). A cell whose folder holds a finished tournament is read,
+not played again; an unfinished one is resumed. Prints the command, the machine, then one Markdown row per cell:
+games, wins/draws/losses, the house bot's match score rate with its 95% interval, the Elo difference with its error,
+the search's samples per decision (median of its ``--stats`` lines) and the load; then, per house bot and preset,
+the lowest score rate over the pool.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shlex
 import subprocess
@@ -31,24 +37,43 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXE = Path(sys.executable).parent / "koikoi-referee"
-OPPONENTS = {"greedy": "bots/greedy_bot.py", "random": "bots/random_bot.py --seed 1"}
+POOL = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper")
+"""The styles of ``bots/pool_bot.py`` (``--style NAME``)."""
+OPPONENTS = {"greedy": "bots/greedy_bot.py", "random": "bots/random_bot.py --seed 1",
+             **{name: f"bots/pool_bot.py --style {name}" for name in POOL}}  # fmt: skip
 STATS = re.compile(r"^search: (\d+) samples", re.MULTILINE)
-HEADER = ("| rules | opponent | ms | games | W-D-L | score rate (95%) | Elo | samples | load (mean, max) |\n"
+HEADER = ("| rules | house bot | opponent | games | W-D-L | score rate (95%) | Elo | samples | load (mean, max) |\n"
           + "| --- " * 9 + "|")  # fmt: skip
+
+
+def house_command(house: str) -> tuple[str, int]:
+    """The bot command of a house bot spec and its search budget in ms (0 for the bots that do not search)."""
+    if house == "random":
+        return "bots/random_bot.py --seed 1", 0
+    if house == "greedy":
+        return "bots/greedy_bot.py", 0
+    name, _, rest = house.partition(":")
+    ms, _, extra = rest.partition(":")
+    if name != "search" or not ms.isdigit():
+        raise SystemExit(f"strength: unknown house bot {house!r} (random, greedy or search:MS[:OPTIONS])")
+    return f"bots/search_bot.py --ms {ms} --stats {extra}".strip(), int(ms)
 
 
 def move_ms(ms: int) -> int:
     """The tournament's time per decision for a search capped at ``ms``: generous, so that the cap binds."""
-    return max(2000, 10 * ms)
+    return max(10000, 20 * ms)
 
 
-def command(rules: str, opponent: str, ms: int, pairs: int, seed: int, jobs: int, folder: Path,
-            wall: bool) -> list[str]:  # fmt: skip
+def folder_name(rules: str, house: str, opponent: str) -> str:
+    """The cell's folder under ``--out``."""
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", f"{rules}-{house}-{opponent}")
+
+
+def command(rules: str, house: str, opponent: str, pairs: int, seed: int, jobs: int, folder: Path) -> list[str]:
     """The tournament command of one cell."""
-    flag = " --wall" if wall else ""
+    bot, ms = house_command(house)
     return [
-        str(EXE), "tournament",
-        "--bot", f"search=bots/search_bot.py --ms {ms}{flag} --stats", "--bot", f"{opponent}={OPPONENTS[opponent]}",
+        str(EXE), "tournament", "--bot", f"house={bot}", "--bot", f"{opponent}={OPPONENTS[opponent]}",
         "--rules", rules, "--pairs", str(pairs), "--seed", str(seed), "-j", str(jobs), "--move-ms", str(move_ms(ms)),
         "--no-html", "--out", str(folder),
     ]  # fmt: skip
@@ -85,54 +110,83 @@ def load(folder: Path) -> str:
     return f"{sum(loads) / len(loads):.1f}, {max(loads):.1f}"
 
 
-def row(rules: str, opponent: str, ms: int, folder: Path) -> str | None:
-    """The table row of a finished tournament folder, or None when it has no finished standings."""
+def result(folder: Path) -> dict[str, object] | None:
+    """The house bot's standing in a finished tournament folder, or None."""
     path = folder / "standings.json"
     if not path.exists():
         return None
     data = json.loads(path.read_text())
     if not data.get("complete"):
         return None
-    me = next(s for s in data["standings"] if s["name"] == "search")
+    standing: dict[str, object] = next(s for s in data["standings"] if s["name"] == "house")
+    return standing
+
+
+def row(rules: str, house: str, opponent: str, me: dict[str, object], folder: Path) -> str:
+    """The table row of a finished cell."""
     wdl = f"{me['wins']}-{me['draws']}-{me['losses']}"
-    rate = f"{100 * me['score']:.1f}% [{100 * me['score_low']:.1f}, {100 * me['score_high']:.1f}]"
-    elo = "n/a" if me["elo"] is None else f"{me['elo']:+.0f}"
-    elo += " (no error bar)" if me["elo_error"] is None else f" ± {me['elo_error']:.0f}"
-    cells = (rules, opponent, str(ms), str(me["games"]), wdl, rate, elo, samples(folder), load(folder))
+    rate = f"{100 * float(me['score']):.1f}% [{100 * float(me['score_low']):.1f}, "  # type: ignore[arg-type]
+    rate += f"{100 * float(me['score_high']):.1f}]"  # type: ignore[arg-type]
+    elo = "n/a" if me["elo"] is None else f"{float(me['elo']):+.0f}"  # type: ignore[arg-type]
+    elo += " (no error bar)" if me["elo_error"] is None else f" ± {float(me['elo_error']):.0f}"  # type: ignore[arg-type]
+    cells = (rules, house, opponent, str(me["games"]), wdl, rate, elo, samples(folder), load(folder))
     return "| " + " | ".join(cells) + " |"
+
+
+def machine() -> str:
+    """One line about the machine: processor, cores, Python, engine build, load now."""
+    cpu = platform.processor() or platform.machine()
+    info = Path("/proc/cpuinfo")
+    if info.exists():
+        names = [ln.split(":", 1)[1].strip() for ln in info.read_text().splitlines() if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    probe = "from referee.engine._build import engine_build; print(engine_build())"
+    build = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}, engine {build or 'unknown'}, load {os.getloadavg()[0]:.1f}")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     """Play (or read) every cell and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rules", nargs="+", default=["koikoi-japan"], help="presets (default koikoi-japan)")
-    parser.add_argument("--opponents", nargs="+", default=["greedy"], choices=sorted(OPPONENTS))
-    parser.add_argument("--ms", nargs="+", type=int, default=[100], help="search --ms values (default 100)")
+    parser.add_argument("--house", nargs="+", default=["search:100"],
+                        help="house bots: random, greedy, search:MS[:OPTIONS] (default search:100)")
+    parser.add_argument("--opponents", nargs="+", default=["greedy", *POOL], choices=sorted(OPPONENTS),
+                        help="opponents (default greedy and the whole pool)")
     parser.add_argument("--pairs", type=int, default=100, help="deal pairs per cell (2 games each; default 100)")
     parser.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     parser.add_argument("--out", type=Path, default=Path("tournament-strength"),
                         help="folder of the cells (default tournament-strength, ignored by git)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="matches in parallel (default 1)")
-    parser.add_argument("--wall", action="store_true", help="count the search's --ms in wall time, not CPU time")
     parser.add_argument("--report", action="store_true", help="only print the rows of the cells already played")
     args = parser.parse_args(argv)
-    rows = []
+    for house in args.house:
+        house_command(house)  # refuse a bad spec before anything plays
+    print("$ " + shlex.join([Path(sys.executable).name, "benchmarks/strength.py", *sys.argv[1:]]))
+    print(f"machine: {machine()}\n", flush=True)
+    rows: list[str] = []
+    worst: dict[tuple[str, str], tuple[float, str]] = {}
     for rules in args.rules:
-        for opponent in args.opponents:
-            for ms in args.ms:
-                folder = args.out.resolve() / f"{rules}-{opponent}-{ms}"
-                found = row(rules, opponent, ms, folder)
+        for house in args.house:
+            for opponent in args.opponents:
+                folder = args.out.resolve() / folder_name(rules, house, opponent)
+                found = result(folder)
                 if found is None and not args.report:
-                    cmd = command(rules, opponent, ms, args.pairs, args.seed, args.jobs, folder, args.wall)
+                    cmd = command(rules, house, opponent, args.pairs, args.seed, args.jobs, folder)
                     print("$ " + shlex.join(cmd), file=sys.stderr, flush=True)
                     resume = ["--resume", str(folder)] if (folder / "tournament.json").exists() else []
-                    run = cmd[: cmd.index("--bot")] + resume if resume else cmd
-                    play(run, folder)
-                    found = row(rules, opponent, ms, folder)
+                    play(cmd[: cmd.index("--bot")] + resume if resume else cmd, folder)
+                    found = result(folder)
                 if found is not None:
-                    rows.append(found)
+                    rows.append(row(rules, house, opponent, found, folder))
+                    if opponent in POOL:
+                        key = (rules, house)
+                        worst[key] = min(worst.get(key, (2.0, "")), (float(found["score"]), opponent))  # type: ignore[arg-type]
     print(HEADER)
     print("\n".join(rows))
+    for (rules, house), (rate, opponent) in worst.items():
+        print(f"\nlowest against the pool: {house} under {rules}: {100 * rate:.1f}% ({opponent})")
     return 0
 
 

@@ -9,9 +9,11 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
 consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
-it and play the rest of the round with a fast greedy policy for both seats. The samples assume (``--belief``, by
-default always) that the opponent plays like that greedy policy: a sampled hand must make each card the opponent
-played this round the policy's choice, or it is drawn again (after 64 tries the model is dropped for that
+it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy drawn
+from a model of it. The model (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family
+of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this
+match, with a uniform share kept; each sample draws a member by those weights and a hand with which that member
+would have played each card the opponent played this round (after 64 tries the model is dropped for that
 sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
 errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
 of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
@@ -38,6 +40,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +52,8 @@ except ImportError:  # run from a checkout without installing: use the package n
 from referee.bot import Message, run
 from referee.engine import (
     CARD_IDS,
-    KOIKOI,
-    STOP,
     Action,
     ActionKind,
-    Phase,
     Rules,
     State,
     apply,
@@ -61,10 +61,11 @@ from referee.engine import (
     legal_actions,
     mask_of_ids,
     rules_from_dict,
-    score,
 )
-from referee.engine.cards import KINDS
 from referee.engine.determinize import Record, determinize
+from referee.engine.events import RoundEnd
+from referee.engine.opponents import OpponentModel
+from referee.engine.policies import GREEDY, Policy, greedy_action
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
@@ -74,86 +75,20 @@ MOVE_SHARE = 0.5
 BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
 BELIEF = 1.0
-"""Default share of the samples whose opponent hand agrees with the greedy heuristic's choices (``--belief``)."""
+"""Default share of the samples whose opponent hand agrees with the model of the opponent (``--belief``)."""
+MODELS = ("mixture", "greedy")
+"""The models of the opponent (``--model``): a family weighted by its choices, or the greedy heuristic alone."""
+EVIDENCE_SAMPLES = 6
+"""Uniform deals on which the opponent's choices this round are weighed again at each decision."""
+EVIDENCE_SETTLE = 16
+"""Uniform deals on which a finished round's choices are weighed once, when it ends."""
 
-# Card values for the rollout policy (a mask version of bots/greedy_bot.py's heuristic).
-_BRIGHTS = sum(1 << card(c) for c in ("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman",
-                                      "paulownia-phoenix"))  # fmt: skip
-_SAKE = card("chrysanthemum-sake")
-
-
-_KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
-_KIND_MASKS = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
-_BASE = (10.0, 5.0, 4.0, 1.0)
-
-
-def _mask(*ids: str) -> int:
-    return sum(1 << card(i) for i in ids)
-
-
-_GROUPS = (
-    (_BRIGHTS, 6.0),
-    (_mask("pine-ribbon", "plum-ribbon", "cherry-ribbon"), 5.0),
-    (_mask("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"), 5.0),
-    (_mask("clover-boar", "maple-deer", "peony-butterfly"), 5.0),
-    (_mask("chrysanthemum-sake", "pampas-moon"), 6.0),
-    (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
-)
-_CARD_GROUPS = tuple(tuple((g, b) for g, b in _GROUPS if g >> c & 1) for c in range(48))
 _MONTH = tuple(15 << (4 * (c // 4)) for c in range(48))
 
 
 def value(c: int, mine: int) -> float:
-    """What taking card ``c`` is worth to a player who captured ``mine`` (a card mask)."""
-    k = _KIND_OF[c]
-    v = _BASE[k] + (4.0 if c == _SAKE else 0.0)
-    for g, bonus in _CARD_GROUPS[c]:
-        v += bonus * (g & mine).bit_count()
-    if k:
-        v += 0.3 * (mine & _KIND_MASKS[k]).bit_count()
-    return v
-
-
-def greedy_action(state: State, legal: list[Action]) -> Action:
-    """The rollout policy: the greedy heuristic on the engine state (it reads only the mover's own cards)."""
-    p = state.to_move
-    if state.phase is Phase.KOIKOI:
-        return KOIKOI if _koikoi_wanted(state, p) else STOP
-    mine = state.captured[p]
-    if state.phase is Phase.DRAW_CHOICE:
-        return max(legal, key=lambda a: value(a.target, mine))
-    field, hand = state.field, state.hands[p]
-    best, best_v = legal[0], -1e9
-    for a in legal:
-        c = a.card
-        if a.target >= 0:
-            v = 2.0 + value(c, mine) + value(a.target, mine)
-        else:
-            taken = field & _MONTH[c]
-            if taken:
-                v = 2.0 + value(c, mine)
-                while taken:
-                    low = taken & -taken
-                    taken ^= low
-                    v += value(low.bit_length() - 1, mine)
-            else:
-                v = -value(c, mine) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
-        if v > best_v:
-            best, best_v = a, v
-    return best
-
-
-def _koikoi_wanted(state: State, p: int) -> bool:
-    rules = state.rules
-    if state.round >= rules.rounds and state.scores[p] > state.scores[1 - p]:
-        return False
-    mine = score(state.captured[p], rules, state.koikoi[p]).total
-    if state.hands[p].bit_count() < 5 or mine >= 7:
-        return False
-    opp = state.captured[1 - p]
-    if score(opp, rules, state.koikoi[1 - p]).total > 0:
-        return False
-    return not ((opp & _BRIGHTS).bit_count() >= 2 or opp.bit_count() >= 10)
+    """What taking card ``c`` is worth to a player who captured ``mine`` (a card mask), to the greedy heuristic."""
+    return GREEDY.value(c, mine)
 
 
 def greedy_model(state: State) -> Action:
@@ -188,12 +123,20 @@ def outcome(state: State, me: int, odds: MatchOdds) -> float:
     return odds.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
 
 
-def rollout(state: State, me: int, odds: MatchOdds) -> float:
-    """Play the round to its end with :func:`greedy_action` for both seats and value the result for ``me``."""
+def rollout(state: State, me: int, odds: MatchOdds,
+            opponent: Callable[[State, list[Action]], Action] = greedy_action) -> float:  # fmt: skip
+    """Play the round to its end, ``me`` with :func:`greedy_action` and the other seat with ``opponent`` (by
+    default the same), and value the result for ``me``."""
     start = state.round
     while not state.is_over and state.round == start:
         legal = legal_actions(state)
-        state = apply(state, legal[0] if len(legal) == 1 else greedy_action(state, legal), record=False)
+        if len(legal) == 1:
+            action = legal[0]
+        elif state.to_move == me:
+            action = greedy_action(state, legal)
+        else:
+            action = opponent(state, legal)
+        state = apply(state, action, record=False)
     return outcome(state, me, odds)
 
 
@@ -261,9 +204,12 @@ class Searcher:
         belief: float = BELIEF,
         wall: bool = False,
         stats: bool = False,
+        model: str = "mixture",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
+        self.mixture = model == "mixture"
+        self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
@@ -276,8 +222,16 @@ class Searcher:
             self.record = Record(self.rules, int(msg["seat"]) - 1)
             match_odds(self.rules, 0.5)  # the table now, while the clock allows (startup)
             self.match += 1
+            self.opponent.new_match()
         elif self.record is not None:
-            self.record.add(seat_event_from_json(msg))
+            event = seat_event_from_json(msg)
+            if isinstance(event, RoundEnd) and self.mixture and self.record.current is not None:
+                rng = random.Random(f"{self.seed}/{self.match}/end/{len(self.record.rounds)}")
+                try:
+                    self.opponent.gather(self.record, rng, EVIDENCE_SETTLE, settle=True)
+                except Exception as exc:  # a record that does not replay: no evidence from this round
+                    print(f"search: {type(exc).__name__}: {exc}; round not weighed", file=sys.stderr)
+            self.record.add(event)
 
     def budget_s(self, request: Message) -> float:
         """Wall-clock seconds to think on ``request``: a share of its move time and bank (capped by ``--ms`` only
@@ -299,11 +253,19 @@ class Searcher:
             print(f"search: {type(exc).__name__}: {exc}; playing the greedy heuristic", file=sys.stderr)
             return fallback(request)
 
-    def sample(self, record: Record, rng: random.Random) -> State:
-        """One determinization; a share ``belief`` of them assumes the opponent plays like the greedy heuristic."""
-        if rng.random() < self.belief:
-            return determinize(record, rng, captures=True, model=greedy_model)
-        return determinize(record, rng)
+    def sample(self, record: Record, rng: random.Random) -> tuple[State, Callable[[State, list[Action]], Action]]:
+        """One determinization and the opponent's policy in its rollouts. With the mixture model, a member of the
+        family drawn by its weights, and a hand with which it would have made the opponent's plays this round (none
+        asked of ``any``); with the greedy model, the greedy heuristic. A share ``1 - belief`` of the samples is
+        drawn without a model (the opponent plays greedy in their rollouts)."""
+        if rng.random() >= self.belief:
+            return determinize(record, rng), greedy_action
+        if not self.mixture:
+            return determinize(record, rng, captures=True, model=greedy_model), greedy_action
+        policy: Policy = self.opponent.draw(rng)
+        if policy.valuation is None:
+            return determinize(record, rng), policy.act
+        return determinize(record, rng, captures=True, model=policy.model), policy.act
 
     def search(self, request: Message) -> Message:
         """The best mean value over determinized rollouts."""
@@ -319,7 +281,9 @@ class Searcher:
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
         cpu_deadline = time.process_time() + self.ms / 1000.0 if self.ms is not None and not self.wall else math.inf
-        state = self.sample(record, rng)
+        if self.mixture:
+            self.opponent.gather(record, rng, EVIDENCE_SAMPLES)
+        state, opponent = self.sample(record, rng)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
@@ -331,7 +295,7 @@ class Searcher:
         last = time.perf_counter()
         while True:
             for i in alive:
-                values[i].append(rollout(apply(state, actions[i], record=False), me, odds))
+                values[i].append(rollout(apply(state, actions[i], record=False), me, odds, opponent))
             samples += 1
             rollouts += len(alive)
             if samples in PRUNE_AT and len(alive) > 1:
@@ -344,13 +308,14 @@ class Searcher:
             if now + (now - last) > deadline or cpu + (cpu - last_cpu) > cpu_deadline:
                 break  # one more sample (as long as the last one) would not fit
             last, last_cpu = now, cpu
-            state = self.sample(record, rng)
+            state, opponent = self.sample(record, rng)
         best = max(alive, key=lambda i: sum(values[i]))
         if self.stats:
             print(f"search: {samples} samples, {rollouts} rollouts, {len(alive)} of {len(actions)} actions left, "
                   f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
                   f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, "
-                  f"{actions[best]} {sum(values[best]) / samples:.3f}", file=sys.stderr)  # fmt: skip
+                  f"{actions[best]} {sum(values[best]) / samples:.3f}"
+                  + (f"; model {self.opponent.describe()}" if self.mixture else ""), file=sys.stderr)  # fmt: skip
         return answers[best]
 
 
@@ -367,9 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--belief", type=float, default=BELIEF,
                         help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
                         f"this round (default {BELIEF})")
+    parser.add_argument("--model", choices=MODELS, default="mixture",
+                        help="the model of the opponent: a family of policies weighted by how well each explains its "
+                        "choices so far (mixture, the default), or the greedy heuristic alone")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

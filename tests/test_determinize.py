@@ -31,6 +31,7 @@ from referee.engine import (
     visible_event,
 )
 from referee.engine.determinize import DeterminizeError, Record, determinize
+from referee.engine.state import redeal, shuffled_deal
 from referee.protocol import event_json
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
@@ -188,3 +189,27 @@ def test_a_model_of_the_opponent_keeps_the_hands_where_it_would_have_played_as_s
         assert all(c > max(played) for c in range(48) if held >> c & 1)
         checked += 1
     assert checked > 10
+
+
+def test_a_redealt_round_start_is_the_replay_with_that_deal() -> None:
+    # determinize replays the earlier rounds once and redeals the current one for each try: the same state as a
+    # replay of the whole match with the new deal.
+    rules = PRESETS["koikoi-japan"]
+    deals = [shuffled_deal(3, i) for i in range(3)]
+    other = shuffled_deal(40, 0)
+    rng = random.Random(5)
+    state, actions = new_match(rules, 1, deals, first_dealer=0), []
+    while state.round < 3 and not state.is_over:
+        action = rng.choice(legal_actions(state))
+        actions.append(action)
+        state = apply(state, action)
+    assert state.round == 3
+    again = new_match(rules, 1, [*deals[:2], other], first_dealer=0)
+    for action in actions:
+        again = apply(again, action)
+    redealt = redeal(state, other)
+    for name in ("hands", "field", "stock", "scores", "dealer", "leader", "to_move", "round", "history", "deal_index"):
+        assert getattr(redealt, name) == getattr(again, name), name
+    assert redealt.hands != state.hands
+    with pytest.raises(ValueError):
+        redeal(apply(state, legal_actions(state)[0]), other)  # not a round's first decision any more

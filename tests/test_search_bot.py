@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine.opponents import FLOOR
+from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
 from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
 
@@ -217,3 +219,42 @@ def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
         assert odds.value(-2 * preset.starting_points, preset.rounds, True) == 0.0
         assert odds.value(2 * preset.starting_points, preset.rounds, False) == 1.0
 
+
+
+def watch(opponent: Policy, rounds: int, seed: int) -> search_bot.Searcher:
+    """A searcher in seat 1 that saw ``rounds`` rounds of greedy (its seat) against ``opponent`` (the other seat)."""
+    rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
+    state = new_match(rules, seed, first_dealer=0)
+    searcher = search_bot.Searcher(None, 4, 0)
+    searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+    while True:
+        for event in state.events:
+            searcher.observe({"type": "event", **seat_event(event, 0)})
+        if state.is_over:
+            return searcher
+        legal = legal_actions(state)
+        player = GREEDY_POLICY if state.to_move == 0 else opponent
+        state = apply(state, player.act(state, legal))
+
+
+def test_the_model_of_the_opponent_learns_its_style_from_its_choices() -> None:
+    # Scripted matches (fixed deals and policies, seeded sampling): a bold sweeper is told from the greedy bot.
+    sweeper = Policy(next(v for v in VALUATIONS if v and v.name == "count"), bold)
+    rules = [name for name, _ in KOIKOI_RULES]
+    names = [v.name if v else "any" for v in VALUATIONS]
+    for opponent, valuation, koikoi in ((sweeper, "count", "bold"), (GREEDY_POLICY, "greedy", "cautious")):
+        model = watch(opponent, 6, 11).opponent
+        wv, wk = model.weights()
+        assert model.choices > 20  # the evidence of six settled rounds
+        assert names[max(range(len(wv)), key=wv.__getitem__)] == valuation
+        assert rules[max(range(len(wk)), key=wk.__getitem__)] == koikoi
+        assert min(wv + wk) >= FLOOR / len(VALUATIONS)  # a uniform share is always kept
+
+
+def test_samples_follow_the_member_drawn_and_its_rollouts_play_it() -> None:
+    searcher = watch(Policy(next(v for v in VALUATIONS if v and v.name == "count"), bold), 2, 4)
+    wv, _ = searcher.opponent.weights()
+    assert abs(sum(wv) - 1) < 1e-9
+    draws = [searcher.opponent.draw(random.Random(i)) for i in range(200)]
+    share = sum(d.koikoi is bold for d in draws) / len(draws)
+    assert share > 0.5  # drawn by the weights, which favour the koi-koi rule it saw

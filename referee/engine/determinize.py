@@ -42,7 +42,19 @@ from referee.engine.events import (
     SeatRoundStart,
 )
 from referee.engine.rules import CaptureThree, Rules
-from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Deal, Phase, State, apply, hand_yaku, new_match
+from referee.engine.state import (
+    KOIKOI,
+    STOP,
+    Action,
+    ActionKind,
+    Deal,
+    Phase,
+    State,
+    apply,
+    hand_yaku,
+    new_match,
+    redeal,
+)
 
 _ALL: Mask = (1 << 48) - 1
 _TRIES = 10_000  # rejection-sampling attempts before giving up on a deal
@@ -230,6 +242,7 @@ def determinize(
     captures: bool = False,
     model: Callable[[State], Action] | None = None,
     tries: int = 64,
+    observer: Callable[[State, Action], None] | None = None,
 ) -> State:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
@@ -242,6 +255,10 @@ def determinize(
     dropped for this decision). Only the opponent's plays from its hand are checked: its other choices depend on
     nothing hidden. The samples that agree are uniform among the deals that agree.
 
+    ``observer``: called with the rebuilt state and the action taken at each decision of the opponent in the
+    current round, as the replay reaches it (to weigh models of the opponent by how well they explain its choices;
+    with ``model``, also during the replays the model rejects).
+
     Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
     when no round is being played or the events cannot come from any deal.
     """
@@ -250,37 +267,54 @@ def determinize(
     rules, seat = record.rules, record.seat
     deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
     seed = rng.getrandbits(62)
-    state = _replay(record, deals, seed, model)
+    start = _replay_before_last(record, deals, seed)
+    state = _replay_last(record, start, model, observer)
     attempt = 1
     while state is None:
         if attempt >= tries:
-            state = _replay(record, deals, seed, None)
+            state = _replay_last(record, start, None, observer)
             assert state is not None
             break
-        deals[-1] = _sample_deal(rules, seat, record.rounds[-1], rng, captures)
-        state = _replay(record, deals, seed, model)
+        start = redeal(start, _sample_deal(rules, seat, record.rounds[-1], rng, captures))
+        state = _replay_last(record, start, model, observer)
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:
         raise DeterminizeError("the replay does not reach the current round")
     return state
 
 
-def _replay(record: Record, deals: list[Deal], seed: int, model: Callable[[State], Action] | None) -> State | None:
-    """The match replayed on ``deals`` (no events built), or None when the opponent's plays this round are not
-    ``model``'s choices."""
+def _replay_before_last(record: Record, deals: list[Deal], seed: int) -> State:
+    """The match replayed on ``deals`` (no events built) up to the start of the current round, the last one."""
     assert record.first_dealer is not None
     state = new_match(record.rules, seed=seed, deals=deals, first_dealer=record.first_dealer)
-    last = len(record.rounds) - 1
-    opponent = 1 - record.seat
-    for i, r in enumerate(record.rounds):
-        check = model is not None and i == last
+    for r in record.rounds[:-1]:
         for action in r.actions:
-            if check and state.to_move == opponent and state.phase is Phase.PLAY:
-                assert model is not None
-                if model(state) != action:
-                    return None
             try:
                 state = apply(state, action, record=False)
             except EngineError as exc:
                 raise DeterminizeError(f"the events do not replay: {exc}") from None
+    if state.round != len(record.rounds) or state.phase is not Phase.PLAY or state.turn != 1:
+        raise DeterminizeError("the replay does not reach the current round")
+    return state
+
+
+def _replay_last(
+    record: Record,
+    state: State,
+    model: Callable[[State], Action] | None,
+    observer: Callable[[State, Action], None] | None = None,
+) -> State | None:
+    """The current round replayed from its start ``state``, or None when the opponent's plays are not ``model``'s
+    choices; ``observer`` sees each of the opponent's decisions."""
+    opponent = 1 - record.seat
+    for action in record.rounds[-1].actions:
+        if state.to_move == opponent:
+            if observer is not None:
+                observer(state, action)
+            if model is not None and state.phase is Phase.PLAY and model(state) != action:
+                return None
+        try:
+            state = apply(state, action, record=False)
+        except EngineError as exc:
+            raise DeterminizeError(f"the events do not replay: {exc}") from None
     return state

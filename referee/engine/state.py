@@ -672,6 +672,23 @@ def _begin_round(s: State, events: list[Event] | None) -> None:
         return
 
 
+def redeal(state: State, deal: Deal) -> State:
+    """``state``, at the start of its round, with the round dealt from ``deal`` instead (redealt as the rules say).
+
+    For a search that samples the current round's deal many times: replaying the match's earlier rounds once and
+    redealing costs one round start instead of the whole match. ``state`` must be a round's first decision, the
+    round dealt from its own deal list (as :func:`new_match` with ``deals`` and :func:`apply` make it)."""
+    if state.phase is not _PH_PLAY or state.stock_pos or state.captured != (0, 0) or state.deal_index < 1:
+        raise ValueError("redeal needs the first decision of a round")
+    s = state._copy()
+    i = state.deal_index - 1
+    s.deals = (*state.deals[:i], deal, *state.deals[i + 1 :])
+    s.deal_index = i
+    s.events = ()
+    _begin_round(s, None)
+    return s
+
+
 def deals_from_lines(lines: Iterable[str]) -> list[Deal]:
     """Parse ``--deals`` JSON lines (blank lines skipped); :class:`DealError` names the bad line."""
     import json

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The opponent pool: small koikoi/1 bots of distinct styles, to measure the house bots against players that do
+not think like them (``benchmarks/strength.py``).
+
+Run: ``python3 bots/pool_bot.py --style STYLE [--name NAME]`` (the name defaults to the style). One file, so that it
+runs in the referee's sandbox as it is; each style is a few weights and rules over one shared policy
+(:class:`Style`, :func:`choose_with`). Every style reads only its request (view and legal actions) and is
+deterministic given its input (ties go to the first legal action). The styles (:data:`STYLES`):
+
+- ``aggressive``: greedy captures; calls koi-koi after every yaku while it holds two cards, unless it leads in the
+  last round.
+- ``stopper``: a defensive early stopper; races to the cheap counting yaku, minds what its discards give, stops at
+  its first yaku.
+- ``brights``: a bright and viewing collector; plays on while it holds two brights and the opponent has no yaku.
+- ``ribbons``: a ribbon collector (poetry and blue most); plays on while four cards are left and the opponent has no
+  yaku.
+- ``denier``: plays to spoil the opponent's yaku; a capture is worth more for what it keeps from the opponent than
+  for what it gives, a discard costs what the opponent could take with it.
+- ``holder``: keeps its matching cards back; captures at once only a bright, an animal or a ribbon, and with only
+  chaff to take it discards a card that matches nothing, saving its pairs for later.
+- ``sweeper``: takes as many cards as it can, chaff as good as ribbons; plays on while its yaku is small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.bot import run
+
+Request = dict[str, Any]
+"""One decoded ``request`` line."""
+View = dict[str, Any]
+"""The request's ``view``."""
+
+BRIGHTS = frozenset(("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix"))
+POETRY = frozenset(("pine-ribbon", "plum-ribbon", "cherry-ribbon"))
+BLUE = frozenset(("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"))
+BOAR_DEER_BUTTERFLY = frozenset(("clover-boar", "maple-deer", "peony-butterfly"))
+SAKE = "chrysanthemum-sake"
+VIEWING = frozenset((SAKE, "pampas-moon", "cherry-curtain"))
+
+
+def month(card: str) -> str:
+    """The flower (month) of a card id: the part before the first dash."""
+    return card.split("-", 1)[0]
+
+
+def kind(card: str) -> str:
+    """``bright``, ``animal``, ``ribbon`` or ``chaff``."""
+    if card in BRIGHTS:
+        return "bright"
+    if "ribbon" in card:
+        return "ribbon"
+    if "chaff" in card or card == "willow-lightning":
+        return "chaff"
+    return "animal"
+
+
+@dataclass(frozen=True)
+class Style:
+    """A capture-and-discard policy: the worth of cards, and of what a discard leaves the opponent.
+
+    ``base``: worth of one card of each kind. ``groups``: (cards of a yaku, bonus per card of it already held).
+    ``count``: bonus per card of the same kind already held (ribbons, animals and chaff score by count).
+    ``spite``: weight of the card's worth to the opponent, added to a capture (denying it) and taken from a
+    discard (the opponent may take it next). ``sweep``: bonus per card a play captures.
+    """
+
+    base: dict[str, float] = field(default_factory=lambda: {"bright": 10.0, "animal": 5.0, "ribbon": 4.0,
+                                                           "chaff": 1.0})  # fmt: skip
+    groups: tuple[tuple[frozenset[str], float], ...] = (
+        (BRIGHTS, 6.0), (POETRY, 5.0), (BLUE, 5.0), (BOAR_DEER_BUTTERFLY, 5.0),
+        (frozenset((SAKE, "pampas-moon")), 6.0), (frozenset((SAKE, "cherry-curtain")), 6.0),
+    )  # fmt: skip
+    count: float = 0.3
+    spite: float = 0.0
+    sweep: float = 0.0
+
+    def worth(self, card: str, held: set[str]) -> float:
+        """What taking ``card`` is worth to a player who captured ``held``."""
+        k = kind(card)
+        v = self.base[k] + (4.0 if card == SAKE else 0.0)
+        for group, bonus in self.groups:
+            if card in group:
+                v += bonus * len(group & held)
+        if k != "bright":
+            v += self.count * sum(1 for c in held if kind(c) == k)
+        return v
+
+    def play_value(self, action: dict[str, Any], view: View) -> float:
+        """The worth of one ``play`` action: a capture's cards, or what a discard costs."""
+        me = view["seat"] - 1
+        mine, theirs = set(view["captured"][me]), set(view["captured"][1 - me])
+        card: str = action["play"]
+        taken = [action["capture"]] if "capture" in action else [c for c in view["field"] if month(c) == month(card)]
+        if taken:
+            cards = [card, *taken]
+            return (2.0 + sum(self.worth(c, mine) + self.spite * self.worth(c, theirs) for c in cards)
+                    + self.sweep * len(cards))  # fmt: skip
+        same = sum(1 for c in view["hand"] if month(c) == month(card) and c != card)
+        return -self.worth(card, mine) - self.spite * self.worth(card, theirs) - 0.5 * same
+
+    def capture_value(self, action: dict[str, Any], view: View) -> float:
+        """The worth of taking one field card with the drawn card."""
+        me = view["seat"] - 1
+        target: str = action["capture"]
+        return self.worth(target, set(view["captured"][me])) + self.spite * self.worth(
+            target, set(view["captured"][1 - me]))  # fmt: skip
+
+
+KoikoiRule = Callable[[View], bool]
+"""Whether to call koi-koi, from the view at the koi-koi decision."""
+
+
+def cautious_koikoi(view: View) -> bool:
+    """The greedy bot's rule: play on only early, with fewer than 7 points, and against an opponent with little."""
+    me = view["seat"] - 1
+    opp = 1 - me
+    if view["round"] >= view["rounds"] and view["scores"][me] > view["scores"][opp]:
+        return False
+    if len(view["hand"]) < 5 or view["yaku"][opp]["total"] > 0 or view["yaku"][me]["total"] >= 7:
+        return False
+    theirs = view["captured"][opp]
+    return not (sum(1 for c in theirs if c in BRIGHTS) >= 2 or len(theirs) >= 10)
+
+
+def choose_with(request: Request, style: Style, koikoi: KoikoiRule,
+                play: Callable[[Request, Style], dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """One element of ``request["legal"]``: ``koikoi`` decides koi-koi, ``style`` values plays and captures
+    (``play``, when given, chooses the card to play instead)."""
+    legal: list[dict[str, Any]] = request["legal"]
+    view: View = request["view"]
+    decision = request["decision"]
+    if decision == "koikoi":
+        want = koikoi(view)
+        return next((a for a in legal if a.get("koikoi") is want), legal[0])
+    if decision == "capture":
+        return max(legal, key=lambda a: style.capture_value(a, view))
+    if play is not None:
+        return play(request, style)
+    return max(legal, key=lambda a: style.play_value(a, view))
+
+
+def _last_round_ahead(view: View) -> bool:
+    me = view["seat"] - 1
+    return bool(view["round"] >= view["rounds"] and view["scores"][me] > view["scores"][1 - me])
+
+
+def aggressive_koikoi(view: View) -> bool:
+    """Koi-koi with two cards or more in hand, except to keep a lead in the last round."""
+    return not _last_round_ahead(view) and len(view["hand"]) >= 2
+
+
+def never_koikoi(view: View) -> bool:
+    """Never: take the points at once."""
+    return False
+
+
+def brights_koikoi(view: View) -> bool:
+    """Play on for more brights: two or more captured, three cards or more in hand, and no yaku against it."""
+    me = view["seat"] - 1
+    brights = sum(1 for c in view["captured"][me] if c in BRIGHTS)
+    hopeful = brights >= 2 and len(view["hand"]) >= 3 and view["yaku"][1 - me]["total"] == 0
+    return hopeful and not _last_round_ahead(view)
+
+
+def ribbons_koikoi(view: View) -> bool:
+    """Koi-koi while the ribbons can still grow: four cards or more in hand and no yaku against it."""
+    me = view["seat"] - 1
+    return not _last_round_ahead(view) and len(view["hand"]) >= 4 and view["yaku"][1 - me]["total"] == 0
+
+
+def sweeper_koikoi(view: View) -> bool:
+    """Koi-koi with three cards or more in hand while its yaku is worth less than 4 points."""
+    me = view["seat"] - 1
+    return not _last_round_ahead(view) and len(view["hand"]) >= 3 and view["yaku"][me]["total"] < 4
+
+
+def hold(request: Request, style: Style) -> dict[str, Any]:
+    """The holder's card to play: a capture with a bright, an animal or a ribbon in it, else the least useful card
+    that captures nothing, else the best capture."""
+    legal: list[dict[str, Any]] = request["legal"]
+    view: View = request["view"]
+    field_months = {month(c) for c in view["field"]}
+
+    def captures(a: dict[str, Any]) -> bool:
+        return month(a["play"]) in field_months
+
+    def rich(a: dict[str, Any]) -> bool:
+        taken = [a["capture"]] if "capture" in a else [c for c in view["field"] if month(c) == month(a["play"])]
+        return any(kind(c) != "chaff" for c in [a["play"], *taken])
+
+    good = [a for a in legal if captures(a) and rich(a)]
+    if good:
+        return max(good, key=lambda a: style.play_value(a, view))
+    discards = [a for a in legal if not captures(a)]
+    return max(discards or legal, key=lambda a: style.play_value(a, view))
+
+
+Player = tuple[Style, KoikoiRule, Callable[[Request, Style], dict[str, Any]] | None]
+"""A style of the pool: its valuation, its koi-koi rule, and its own choice of the card to play (or None)."""
+
+STYLES: dict[str, Player] = {
+    "aggressive": (Style(), aggressive_koikoi, None),
+    "stopper": (Style(base={"bright": 7.0, "animal": 5.0, "ribbon": 5.0, "chaff": 2.0}, count=1.0, spite=0.5),
+                never_koikoi, None),
+    "brights": (Style(base={"bright": 20.0, "animal": 3.0, "ribbon": 2.0, "chaff": 0.5}, count=0.1,
+                      groups=((BRIGHTS, 10.0), (frozenset((SAKE, "pampas-moon")), 12.0),
+                              (frozenset((SAKE, "cherry-curtain")), 12.0))),
+                brights_koikoi, None),
+    "ribbons": (Style(base={"bright": 6.0, "animal": 3.0, "ribbon": 9.0, "chaff": 0.5}, count=1.0,
+                      groups=((POETRY, 8.0), (BLUE, 8.0), (BRIGHTS, 3.0))),
+                ribbons_koikoi, None),
+    "denier": (Style(spite=1.5), cautious_koikoi, None),
+    "holder": (Style(), cautious_koikoi, hold),
+    "sweeper": (Style(base={"bright": 6.0, "animal": 3.0, "ribbon": 3.0, "chaff": 3.0}, count=0.5, sweep=6.0),
+                sweeper_koikoi, None),
+}  # fmt: skip
+"""The styles of the pool, by name."""
+
+
+def chooser(name: str) -> Callable[[Request], dict[str, Any]]:
+    """The ``choose(request)`` of the style ``name``."""
+    style, koikoi, play = STYLES[name]
+    return lambda request: choose_with(request, style, koikoi, play)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Answer the referee until ``bye`` or the end of stdin."""
+    parser = argparse.ArgumentParser(description="A koikoi/1 bot of the opponent pool, in one of its styles.")
+    parser.add_argument("--style", required=True, choices=sorted(STYLES), help="how it plays")
+    parser.add_argument("--name", default=None, help="the name sent in hello (default: the style)")
+    args = parser.parse_args(argv)
+    return run(chooser(args.style), name=args.name or args.style, version="1.0")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

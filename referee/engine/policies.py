@@ -1,0 +1,172 @@
+"""Simple players on the engine state: the policies search bots roll out and model their opponents with.
+
+A :class:`Policy` is a *valuation* of cards (how it chooses what to play and which field card to capture) and a
+*koi-koi rule* (when it plays on). It reads only the mover's own cards and public ones (its hand, the field, both
+capture piles, the scores), never the opponent's hand or the stock. The family:
+
+- valuations (:data:`VALUATIONS`): ``greedy`` (the house greedy heuristic of ``bots/greedy_bot.py``), ``spiteful``
+  (a capture is also worth what it keeps from the other player, a discard costs what it gives), ``rare`` (brights
+  and the viewing cards above all), ``count`` (the number of cards taken, whatever their kind), and ``None``, no
+  valuation (a model that every legal action is as likely; played as greedy where an action is needed);
+- koi-koi rules (:data:`KOIKOI_RULES`): :func:`cautious` (the greedy heuristic's), :func:`never`, :func:`bold`.
+
+:func:`greedy_action` is the greedy heuristic, move for move. Standard library only, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from referee.engine.cards import KINDS, card
+from referee.engine.state import KOIKOI, STOP, Action, Phase, State, legal_actions
+from referee.engine.yaku import score
+
+_KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
+_KIND_MASKS = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
+_MONTH = tuple(15 << (4 * (c // 4)) for c in range(48))
+_SAKE = card("chrysanthemum-sake")
+
+
+def _mask(*ids: str) -> int:
+    return sum(1 << card(i) for i in ids)
+
+
+BRIGHTS = _mask("pine-crane", "cherry-curtain", "pampas-moon", "willow-rainman", "paulownia-phoenix")
+"""The five brights, as a card mask."""
+_GROUPS = (
+    (BRIGHTS, 6.0),
+    (_mask("pine-ribbon", "plum-ribbon", "cherry-ribbon"), 5.0),
+    (_mask("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"), 5.0),
+    (_mask("clover-boar", "maple-deer", "peony-butterfly"), 5.0),
+    (_mask("chrysanthemum-sake", "pampas-moon"), 6.0),
+    (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
+)
+
+
+@dataclass(frozen=True)
+class Valuation:
+    """How a policy values cards: per kind (bright, animal, ribbon, chaff), per card of a begun yaku (``groups``
+    scales the greedy bonuses), per card of the same kind held (``count``), what the other player would get from
+    the card (``spite``), and per card taken (``sweep``)."""
+
+    name: str
+    base: tuple[float, float, float, float] = (10.0, 5.0, 4.0, 1.0)
+    groups: float = 1.0
+    count: float = 0.3
+    spite: float = 0.0
+    sweep: float = 0.0
+
+    def value(self, c: int, mine: int) -> float:
+        """What taking card ``c`` is worth to a player who captured ``mine``."""
+        k = _KIND_OF[c]
+        v = self.base[k] + (4.0 if c == _SAKE else 0.0)
+        for g, bonus in _GROUPS:
+            if g >> c & 1:
+                v += self.groups * bonus * (g & mine).bit_count()
+        if k:
+            v += self.count * (mine & _KIND_MASKS[k]).bit_count()
+        return v
+
+    def worth(self, c: int, mine: int, theirs: int) -> float:
+        """The value of taking ``c``, with the share ``spite`` of its value to the other player."""
+        v = self.value(c, mine)
+        return v + self.spite * self.value(c, theirs) if self.spite else v
+
+    def choose(self, state: State, legal: list[Action]) -> Action:
+        """The action this valuation prefers among ``legal`` (a play or a capture choice; first of equals)."""
+        p = state.to_move
+        mine, theirs = state.captured[p], state.captured[1 - p]
+        if state.phase is Phase.DRAW_CHOICE:
+            return max(legal, key=lambda a: self.worth(a.target, mine, theirs))
+        field, hand = state.field, state.hands[p]
+        best, best_v = legal[0], -1e9
+        for a in legal:
+            c = a.card
+            taken = 1 << a.target if a.target >= 0 else field & _MONTH[c]
+            if taken:
+                v = 2.0 + self.worth(c, mine, theirs) + self.sweep
+                while taken:
+                    low = taken & -taken
+                    taken ^= low
+                    v += self.worth(low.bit_length() - 1, mine, theirs) + self.sweep
+            else:
+                v = -self.worth(c, mine, theirs) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+            if v > best_v:
+                best, best_v = a, v
+        return best
+
+
+VALUATIONS: tuple[Valuation | None, ...] = (
+    Valuation("greedy"),  # GREEDY
+    Valuation("spiteful", spite=1.0),
+    Valuation("rare", base=(20.0, 3.0, 2.0, 0.5), groups=1.5, count=0.1),
+    Valuation("count", base=(5.0, 3.0, 3.0, 3.0), groups=0.3, count=0.5, sweep=5.0),
+    None,  # "any": no model of its plays
+)
+"""The valuations of the family; ``None`` is ``any`` (every legal action as likely)."""
+
+
+def _last_round_ahead(state: State, p: int) -> bool:
+    return state.round >= state.rules.rounds and state.scores[p] > state.scores[1 - p]
+
+
+def cautious(state: State, p: int) -> bool:
+    """The greedy heuristic's koi-koi rule: early, under 7 points, against an opponent with little."""
+    if _last_round_ahead(state, p):
+        return False
+    rules = state.rules
+    if state.hands[p].bit_count() < 5 or score(state.captured[p], rules, state.koikoi[p]).total >= 7:
+        return False
+    opp = state.captured[1 - p]
+    if score(opp, rules, state.koikoi[1 - p]).total > 0:
+        return False
+    return not ((opp & BRIGHTS).bit_count() >= 2 or opp.bit_count() >= 10)
+
+
+def never(state: State, p: int) -> bool:
+    """Always stop."""
+    return False
+
+
+def bold(state: State, p: int) -> bool:
+    """Play on while two cards or more are in hand, except to keep a lead in the last round."""
+    return not _last_round_ahead(state, p) and state.hands[p].bit_count() >= 2
+
+
+KoikoiRule = Callable[[State, int], bool]
+"""Whether player ``p`` calls koi-koi at ``state``."""
+KOIKOI_RULES: tuple[tuple[str, KoikoiRule], ...] = (("cautious", cautious), ("never", never), ("bold", bold))
+"""The koi-koi rules of the family, by name."""
+
+GREEDY = Valuation("greedy")
+"""The greedy heuristic's valuation (the first of :data:`VALUATIONS`)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One member of the family: a valuation (``None``: any action, played as greedy in rollouts) and a koi-koi
+    rule."""
+
+    valuation: Valuation | None
+    koikoi: KoikoiRule
+
+    def act(self, state: State, legal: list[Action]) -> Action:
+        """The policy's action at ``state`` for the player to move."""
+        if state.phase is Phase.KOIKOI:
+            return KOIKOI if self.koikoi(state, state.to_move) else STOP
+        return (self.valuation or GREEDY).choose(state, legal)
+
+    def model(self, state: State) -> Action:
+        """The policy's action at ``state`` (the form :func:`determinize` takes as a model)."""
+        return self.act(state, legal_actions(state))
+
+
+
+GREEDY_POLICY = Policy(GREEDY, cautious)
+"""The greedy heuristic: the ``greedy`` valuation and the :func:`cautious` koi-koi rule."""
+
+
+def greedy_action(state: State, legal: list[Action]) -> Action:
+    """The greedy heuristic's choice among ``legal`` at ``state`` (the policy of ``bots/greedy_bot.py``)."""
+    return GREEDY_POLICY.act(state, legal)
