@@ -49,7 +49,7 @@ def play(referee: Path, bots: list[str], *args: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan", "nintendo"])
 def test_it_plays_whole_matches_in_both_seats(referee_exe: Path, rules: str) -> None:
     search = f"{sys.executable} {BOT} --ms 20 --seed 1"
     greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
