@@ -24,6 +24,13 @@ PROBE = """\
 import json, os, resource, sys
 soft = resource.getrlimit(resource.RLIMIT_AS)[0]
 mb = "none" if soft == resource.RLIM_INFINITY else str(soft >> 20)
+if mb == "none":  # the bot's memory cgroup bounds it instead: read that limit
+    for entry in open("/proc/self/cgroup").read().splitlines():
+        _, names, path = entry.split(":", 2)
+        for f in (f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes", f"/sys/fs/cgroup{path}/memory.max"):
+            if ("memory" in names.split(",") or names == "") and os.path.exists(f):
+                value = open(f).read().strip()
+                mb = "none" if not value.isdigit() or int(value) >= 1 << 50 else str(int(value) >> 20)
 for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "hello":
