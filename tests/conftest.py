@@ -93,5 +93,5 @@ def group_members(pgid: int) -> list[int]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The ``slow`` marker: the cases of the hostile battery that take tens of seconds (``-m "not slow"`` skips them)."""
+    """The ``slow`` marker: battery cases that take tens of seconds (``-m "not slow"`` leaves them out)."""
     config.addinivalue_line("markers", "slow: a case that takes tens of seconds (deselect with -m 'not slow')")

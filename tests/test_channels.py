@@ -160,10 +160,12 @@ def named_hands(run: Run) -> bool:
 
 def keyring(tmp: Path, switch: Switch) -> Run:
     """``play --deals F --games 34``: one deal, 34 games; a later game of the same user id reads the stock."""
-    deals = tmp / "deal.jsonl"
-    made = subprocess.run([EXE, "deals", "generate", "--count", "1", "--seed", "20", "-o", str(deals)],
+    suite = tmp / "suite.jsonl"
+    made = subprocess.run([EXE, "deals", "generate", "--count", "1", "--seed", "20", "-o", str(suite)],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert made.returncode == 0, made.stderr
+    deals = tmp / "deal.jsonl"
+    deals.write_text(json.dumps(json.loads(suite.read_text().splitlines()[0])[0]) + "\n")  # its first deal
     mark = tag()
     run = play(tmp, (FIRST, f"{CHANNEL} keyring {mark}"), mark, switch, "--deals", str(deals), "--games", "34",
                "--rounds", "1")  # fmt: skip
@@ -183,7 +185,8 @@ def colluders(how: str, *options: str) -> Callable[[Path, Switch], Run]:
 
     def run(tmp: Path, switch: Switch) -> Run:
         mark = tag()
-        return play(tmp, (f"{CHANNEL} {how}_tx {mark}", f"{CHANNEL} {how}_rx {mark}"), mark, switch, *options)
+        bots = (f"{CHANNEL} {how}_tx {mark}", f"{CHANNEL} {how}_rx {mark}")
+        return play(tmp, bots, mark, switch, "--rounds", "2", *options)
 
     return run
 
@@ -237,7 +240,8 @@ def not_robbed(run: Run) -> bool:
 def memory(mode: str, limit_mb: int) -> Callable[[Path, Switch], Run]:
     def run(tmp: Path, switch: Switch) -> Run:
         mark = tag()
-        return play(tmp, (FIRST, f"{SHARE} {mode} {mark}"), mark, switch, "--bot-memory-mb", str(limit_mb))
+        bots = (FIRST, f"{SHARE} {mode} {mark}")
+        return play(tmp, bots, mark, switch, "--bot-memory-mb", str(limit_mb), "--rounds", "1")
 
     return run
 

@@ -12,8 +12,8 @@ worker      a victim: about 30 ms of CPU work a decision (calibrated on its own 
 memfd       memfds filled with posix_fallocate, never mapped (no process's resident set holds them), 64 MiB each
             up to 1 GiB, held for the whole match (``held_mib``)
 tmpfs       files in its /tmp and /dev/shm, 16 MiB each up to what they take, held for the whole match
-cmdline     every /proc/N/cmdline it can read, for host paths that are not on its own command line (``paths``;
-            ``pid1``: the sandbox's first process)
+cmdline     every /proc/N/cmdline it can read, for host paths that are not on its own command line nor above
+            one (``paths``; ``pid1``: the sandbox's first process, ``binds``: it lists the sandbox's binds)
 cwd_peek    at each request, read the files of its working directory (``--bot-cwd``): a replay being written
             there names the opponent's opening hand (``named``); it also leaves a note for the other bot there
             and reads the other bot's
@@ -128,8 +128,9 @@ class Thief:
 
     def report(self) -> None:
         stolen_s = self.stolen / TICK
+        cpus = round(stolen_s / max(self.running_s, 1e-9), 3)
         verdict(stolen_cpu_s=round(stolen_s, 3), running_s=round(self.running_s, 3), children=len(self.children),
-                replaced=self.replaced, error=self.error, cpus=round(stolen_s / max(self.running_s, 1e-9), 3))  # fmt: skip
+                replaced=self.replaced, error=self.error, cpus=cpus)  # fmt: skip
         for pid in self.children:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
@@ -203,7 +204,16 @@ def still_held() -> int:
 
 # --- looking around -----------------------------------------------------------------------------------------
 
-SYSTEM = ("/usr/", "/bin/", "/lib", "/sbin/", "/etc/", "/opt/", "/proc/", "/dev/", "/sys/")
+SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc", "/opt", "/proc", "/dev", "/sys", "/tmp")
+
+
+def known(path: str, own: set[str]) -> bool:
+    """A path the bot knows anyway: the system, its own /tmp, a word of its own command line or a folder
+    above one."""
+    path = path.rstrip("/") or "/"
+    if path == "/" or any(path == top or path.startswith(top + "/") for top in SYSTEM):
+        return True
+    return any(word == path or word.startswith(path + "/") for word in own)
 
 
 def cmdlines() -> None:
@@ -224,9 +234,9 @@ def cmdlines() -> None:
             pid1 = " ".join(words)[:400]
         for word in words:
             for part in word.split("="):
-                if part.startswith("/") and part not in own and not part.startswith(SYSTEM) and len(part) > 1:
+                if part.startswith("/") and not known(part, own):
                     paths.add(part)
-    verdict(won=bool(paths), paths=sorted(paths)[:20], pid1=pid1)
+    verdict(won=bool(paths), paths=sorted(paths)[:20], pid1=pid1, binds="--ro-bind" in pid1)
 
 
 class Peek:
@@ -310,8 +320,9 @@ def facilities() -> None:
     }
     fd = os.open(sys.argv[0], os.O_RDONLY)
     try:
+        lock = struct.pack("hhqqi4x", 0, 0, 0, 1, 0)  # a read lock on byte 0
         for name, how in (("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
-                          ("ofd_lock", lambda: fcntl.fcntl(fd, 37, struct.pack("hhqqi4x", 0, 0, 0, 1, 0)))):  # fmt: skip
+                          ("ofd_lock", lambda: fcntl.fcntl(fd, 37, lock))):  # fmt: skip
             try:
                 how()
                 probes[name] = "ok"
