@@ -102,9 +102,12 @@ class _Forfeited(Exception):
 
 
 def _seat_sandbox(seat: Seat) -> dict[str, str]:
-    """``{"sandbox": "bwrap"|"none"}`` for a bot process seat, else nothing."""
-    mode = seat.process.sandbox if isinstance(seat, BotSeat) else None
-    return {} if mode is None else {"sandbox": mode}
+    """For a bot process seat, ``sandbox`` (``bwrap`` or ``none``) and how it is held: ``limits``, ``freezer``,
+    ``filter`` (see :attr:`~referee.seats.process.BotProcess.isolation`); nothing for another seat."""
+    if not isinstance(seat, BotSeat):
+        return {}
+    mode = seat.process.sandbox
+    return {} if mode is None else {"sandbox": mode, **seat.process.isolation}
 
 
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:
@@ -139,6 +142,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             while not state.is_over:
                 p = state.to_move
                 seat = seats[p]
+                seats[1 - p].pause()  # the other seat does not run on this seat's time
                 move_ms = clocks[p].move_ms
                 view = observe(state, p)
                 # The seat sets the id; a bot process gets a lean request (it writes cached texts).
@@ -179,8 +183,10 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
         except _Forfeited as f:
             result = await _forfeit(seats, config, state, f, writer, decisions, round_ends)
+            _pause(seats)
             return dataclasses.replace(result, seat_stats=_seat_stats(seats, times, bank))
         await _flush(seats)
+        _pause(seats)
         winner = state.winner
         end = state.events[-1]
         reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
@@ -195,6 +201,12 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     finally:
         if writer is not None:
             writer.close()
+
+
+def _pause(seats: tuple[Seat, Seat]) -> None:
+    """Between matches nobody's turn: both seats stop (a reused bot waits frozen in a tournament's cache)."""
+    for seat in seats:
+        seat.pause()
 
 
 def _seat_stats(

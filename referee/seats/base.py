@@ -96,6 +96,11 @@ class Seat(ABC):
         measured (a seat that is no process, or a bot without a memory cap)."""
         return 0
 
+    def pause(self) -> None:  # noqa: B027 - optional: only seats that are processes can be stopped
+        """It is not this seat's turn: stop it until it is asked again (a bot process is frozen, unless it may
+        ponder). The match calls it on the seat that just answered when the other seat is asked, and on both
+        when the match ends."""
+
     async def flush(self) -> None:  # noqa: B027 - optional: only seats that hold messages back need it
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 

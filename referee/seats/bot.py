@@ -134,8 +134,9 @@ class BotSeat(Seat):
         self._next_id = rid + 1
         request["id"] = rid
         data = encode(request)
-        t0 = time.perf_counter()
         self._write(data)
+        self.process.thaw()  # the clock starts after the thaw: the bot is never charged for it
+        t0 = time.perf_counter()
         if meanwhile is not None:
             meanwhile()
         try:
@@ -147,6 +148,10 @@ class BotSeat(Seat):
         except (LineTooLongError, BotClosedError) as exc:
             raise await self._read_failure(exc) from None
         return line, (time.perf_counter() - t0) * 1000.0
+
+    def pause(self) -> None:
+        """Freeze the bot's processes until its next request is written (see :meth:`BotProcess.freeze`)."""
+        self.process.freeze()
 
     async def close(self) -> None:
         """Send ``bye`` (best effort), then end the process and its whole group."""

@@ -8,6 +8,7 @@ sandbox of a root referee, the unprivileged user), never by a ``preexec_fn``: th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shlex
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import referee
 from referee.errors import RefereeError
-from referee.seats import sandbox
+from referee.seats import sandbox, seccomp
 from referee.seats.descendants import TOKEN_VAR
 
 
@@ -38,25 +39,33 @@ DEFAULT_PROCESSES = 256
 """The default number of processes and threads of one sandboxed bot (RLIMIT_NPROC inside the sandbox)."""
 DEFAULT_TMP_MB = 256
 """The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
+DEFAULT_CPUS = 1.0
+"""The default CPU share of one bot (its cgroup's quota: one CPU)."""
 
 
 @dataclass(frozen=True)
 class Limits:
     """Resource limits, sandbox, environment and working directory of a bot process.
 
-    ``cpu_seconds`` sets RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later), ``memory_bytes`` sets
-    RLIMIT_AS (per process); None leaves them off. ``cwd`` is the bot's working directory (bound read-write
-    in the sandbox); None gives each bot process a fresh empty one (``/tmp/home`` in the sandbox, else a
-    temporary directory removed when it is closed). ``sandbox`` is ``auto``, ``bwrap`` or ``none`` (see
-    :mod:`referee.seats.sandbox`); ``processes`` (RLIMIT_NPROC) and ``disk_bytes`` (the size of its ``/tmp``
-    and RLIMIT_FSIZE) apply in the sandbox. ``env`` is added to the allowlisted environment. ``files`` are
-    host files or folders the sandboxed bot may read (bound read-only at the same path; unsandboxed, the bot
-    reads what its user can). ``python`` is the interpreter of a ``.py`` bot (None: the referee's own,
-    :data:`sys.executable`). Core dumps are always off and the bot is killed if the referee dies (Linux).
+    ``cpu_seconds`` sets RLIMIT_CPU (SIGXCPU at the limit, SIGKILL a second later). ``memory_bytes`` is the
+    memory of the whole bot: its cgroup's limit where cgroups work (:mod:`referee.seats.cgroups`), else RLIMIT_AS
+    per process and the referee's check of the bot's resident memory; None leaves it off. ``cpus`` is the bot's
+    CPU quota (its cgroup; None: no quota). ``ponder`` lets the bot run while it is not its turn (else it is
+    frozen from the reading of its answer to the writing of its next request). ``require_cgroups`` makes a
+    machine without usable cgroups an error instead of a fall-back to rlimits.
+
+    ``cwd`` is the bot's working directory (read-only in the sandbox); None gives each bot process a fresh empty
+    one (``/tmp/home`` in the sandbox, else a temporary directory removed when it is closed). ``sandbox`` is
+    ``auto``, ``bwrap`` or ``none`` (see :mod:`referee.seats.sandbox`); ``processes`` (its cgroup, and
+    RLIMIT_NPROC) and ``disk_bytes`` (the size of its ``/tmp`` and RLIMIT_FSIZE) apply in the sandbox. ``env`` is
+    added to the allowlisted environment. ``files`` are host files or folders the sandboxed bot may read (bound
+    read-only at the same path; unsandboxed, the bot reads what its user can). ``python`` is the interpreter of a
+    ``.py`` bot (None: the referee's own, :data:`sys.executable`). Core dumps are always off and the bot is killed
+    if the referee dies (Linux).
     """
 
     cpu_seconds: int | None = None  # RLIMIT_CPU
-    memory_bytes: int | None = None  # RLIMIT_AS
+    memory_bytes: int | None = None  # the whole bot (cgroup), else RLIMIT_AS
     cwd: Path | None = None  # None: a fresh directory
     sandbox: str = "auto"
     processes: int | None = DEFAULT_PROCESSES
@@ -64,6 +73,9 @@ class Limits:
     env: tuple[tuple[str, str], ...] = field(default=())
     files: tuple[str, ...] = ()
     python: str | None = None
+    cpus: float | None = DEFAULT_CPUS
+    ponder: bool = False
+    require_cgroups: bool = False
 
     def mode(self) -> str:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
@@ -185,10 +197,21 @@ class Launch:
     tmpdir: str | None
     mode: str
     limits: str = "rlimit"
+    fds: tuple[int, ...] = ()  # descriptors the child inherits (bwrap's arguments, filter, masked files)
+    filtered: bool = False  # the syscall filter applies
+
+    def close_fds(self) -> None:
+        """Close the descriptors handed to the child (once it is started, or could not be)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = ()
 
 
-def _rlimits(limits: Limits, sandboxed: bool) -> list[str]:
-    """``prlimit`` options for ``limits`` (never above the referee's own hard limits)."""
+def _rlimits(limits: Limits, sandboxed: bool, cgroup: bool = False) -> list[str]:
+    """``prlimit`` options for ``limits`` (never above the referee's own hard limits); with ``cgroup`` the memory
+    cgroup bounds the bot and no address-space limit is set (it keeps runtimes that reserve address space, the
+    JVM, from starting)."""
     def cap(which: int, value: int) -> int:
         hard = resource.getrlimit(which)[1]
         return value if hard == resource.RLIM_INFINITY else min(value, hard)
@@ -197,7 +220,7 @@ def _rlimits(limits: Limits, sandboxed: bool) -> list[str]:
     if limits.cpu_seconds is not None:
         c = limits.cpu_seconds
         opts.append(f"--cpu={cap(resource.RLIMIT_CPU, c)}:{cap(resource.RLIMIT_CPU, c + 1)}")
-    if limits.memory_bytes is not None:
+    if limits.memory_bytes is not None and not cgroup:
         opts.append(f"--as={cap(resource.RLIMIT_AS, limits.memory_bytes)}")
     if sandboxed:
         opts.append(f"--fsize={cap(resource.RLIMIT_FSIZE, limits.disk_bytes)}")
@@ -206,26 +229,39 @@ def _rlimits(limits: Limits, sandboxed: bool) -> list[str]:
     return opts
 
 
-def limit_wrapper(limits: Limits, *, sandboxed: bool) -> list[str]:
+def limit_wrapper(limits: Limits, *, sandboxed: bool, cgroup: bool = False) -> list[str]:
     """The exec wrapper that applies ``limits`` to the command after it (``prlimit``; ``setpriv --pdeathsig``
     outside the sandbox, where bwrap's ``--die-with-parent`` does not apply). Empty where util-linux is
     missing (not Linux): then only the process group and the close-time kill bound the bot."""
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return []
-    out = [prlimit, *_rlimits(limits, sandboxed), "--"]
+    out = [prlimit, *_rlimits(limits, sandboxed, cgroup), "--"]
     setpriv = shutil.which("setpriv")
     if not sandboxed and setpriv is not None:
         out = [setpriv, "--pdeathsig", "KILL", "--", *out]
     return out
 
 
-def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
+def join_wrapper(procs_files: list[str]) -> list[str]:
+    """An exec wrapper that puts its own process into the cgroups whose ``cgroup.procs`` files are given, then
+    execs the command after it: every process of the bot starts inside its group (none can fork before)."""
+    if not procs_files:
+        return []
+    joins = " && ".join(f"echo $$ > {shlex.quote(f)}" for f in procs_files)
+    script = f'{joins} || {{ echo "koikoi-referee: cannot join the bot\'s cgroup" >&2; exit 125; }}; exec "$@"'
+    return ["/bin/sh", "-c", script, "koikoi-join"]
+
+
+def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None = None) -> Launch:
     """How to start ``command`` under ``limits`` (:class:`BotCommandError`, or
-    :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work)."""
+    :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work). ``procs_files``
+    are the bot's cgroup (see :mod:`referee.seats.cgroups`), joined before anything else runs; None: no cgroup."""
     argv = command_argv(command, limits.python)
     choice = sandbox.choose(limits.sandbox)
     here = Path.cwd()
+    cgroup = procs_files is not None
+    join = join_wrapper(procs_files or [])
     if choice.mode == "none":
         tmpdir = None
         cwd = limits.cwd
@@ -234,9 +270,10 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
             cwd = Path(tmpdir)
         if cwd.absolute() != here.absolute():
             argv = resolve_paths(argv, here)
-        wrapper = limit_wrapper(limits, sandboxed=False)
+        wrapper = limit_wrapper(limits, sandboxed=False, cgroup=cgroup)
         env = bot_environment(cwd, token, limits.env)
-        return Launch([*wrapper, *argv], env, cwd, cwd, tmpdir, "none", "rlimit" if wrapper else "none")
+        kind = "rlimit" if wrapper else "none"
+        return Launch([*join, *wrapper, *argv], env, cwd, cwd, tmpdir, "none", kind)
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None  # choose() said it works
     argv = resolve_paths(argv, here)
@@ -250,14 +287,16 @@ def plan(command: str, limits: Limits, token: str, serial: int = 0) -> Launch:
         binds |= {sys.prefix, sys.base_prefix}
     binds |= {os.path.abspath(f) for f in limits.files}
     binds.add(str(Path(referee.__file__).resolve().parent))  # its public library (referee.bot) for Python bots
-    uid = sandbox.bot_uid(serial) if os.geteuid() == 0 else None
+    uid = sandbox.bot_uid() if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
-    jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid)
-    wrapper = limit_wrapper(limits, sandboxed=True)
+    bpf = seccomp.program() if seccomp.enabled() and seccomp.reason() is None else None
+    jail = sandbox.Jail(tuple(sorted(binds)), given, limits.disk_bytes, uid, bpf, limits.memory_bytes)
+    wrapper = limit_wrapper(limits, sandboxed=True, cgroup=cgroup)
     inner = [*wrapper, *argv]
     env = sandbox.sandbox_env(sandbox.allowed_env(limits.env))
     if given is not None:
         env["PWD"] = given
     bot_cwd = Path(given or sandbox.HOME)
-    argv = sandbox.wrap(bwrap, jail, inner)
-    return Launch(argv, env, Path("/"), bot_cwd, None, "bwrap", "rlimit" if wrapper else "none")
+    wrapped = sandbox.wrap(bwrap, jail, inner)
+    return Launch([*join, *wrapped.argv], env, Path("/"), bot_cwd, None, "bwrap", "rlimit" if wrapper else "none",
+                  wrapped.fds, bpf is not None)  # fmt: skip

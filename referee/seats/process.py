@@ -35,6 +35,7 @@ import weakref
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
+from referee.seats import cgroups, seccomp
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
 from referee.seats.launch import (
@@ -130,6 +131,9 @@ def kill_all_now() -> None:
     for pgid, bot in list(_LIVE.items()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        if bot.cgroup is not None:
+            with contextlib.suppress(OSError):
+                bot.cgroup.remove(wait_s=0.2)
         bot.kill_family()
         _LIVE.pop(pgid, None)
 
@@ -276,9 +280,6 @@ def _memory_tick(loop: asyncio.AbstractEventLoop) -> None:
         _memory_watched.pop(loop, None)
 
 
-_serial = 0
-
-
 class ProcessOptions(TypedDict, total=False):
     """The keyword options of :class:`BotProcess` (and of the seat that owns one)."""
 
@@ -316,13 +317,16 @@ class BotProcess:
         self._watch_task: asyncio.Task[None] | None = None
         self._kill_task: asyncio.Future[None] | None = None  # killing an unsandboxed bot's family, off the loop
         self.killed_for: str | None = None  # why the referee killed the bot (its memory), if it did
-        self.peak_memory = 0  # the most resident memory (bytes) its processes held together, as sampled
+        self._peak_rss = 0  # the most resident memory (bytes) its processes held together, as sampled
         self._debug = log.isEnabledFor(logging.DEBUG)
         self._token = secrets.token_hex(12)
         self._family: dict[int, int] = {}  # every descendant seen: pid -> start time
         self._launch: Launch | None = None
         self._protocol: _Protocol | None = None
         self._deadline = _Deadline()  # the timeout of reads
+        self.cgroup: cgroups.BotCgroup | None = None  # the bot's control group, once started (where cgroups work)
+        self._stopped: list[int] = []  # without a cgroup: the processes the SIGSTOP freezer stopped
+        self.frozen = False
 
     @property
     def token(self) -> str:
@@ -340,11 +344,26 @@ class BotProcess:
             return None
 
     @property
-    def limits_mode(self) -> str | None:
-        """How the limits apply once started: ``"rlimit"`` (per process: address space, CPU, file size; per bot
-        in the sandbox: process count through its own user id or user namespace, disk through its tmpfs), or
-        ``"none"`` where ``prlimit`` is missing. Memory is not capped for the bot as a whole (no cgroup)."""
-        return None if self._launch is None else self._launch.limits
+    def isolation(self) -> dict[str, str]:
+        """How the bot is held once started, as the replay header records it: ``limits`` (``cgroup-v2``,
+        ``cgroup-v1``: the whole bot's memory, processes and CPU share; ``rlimit``: per-process limits and the
+        referee's memory check; ``none``), ``freezer`` (``cgroup.freeze``, ``freezer.state``, ``sigstop``, or
+        ``off`` when the bot may ponder) and ``filter`` (``seccomp`` or ``off``)."""
+        mode = self.sandbox
+        if mode is None:
+            return {}
+        launch, group = self._launch, self.cgroup
+        if launch is None:  # not started yet: what it will get
+            found = None if cgroups.reason() is not None else cgroups.support()
+            filtered = mode == "bwrap" and seccomp.enabled() and seccomp.reason() is None
+            limits = "rlimit" if found is None else found.mode
+            freezer = "sigstop" if found is None else found.freezer
+        else:
+            filtered = launch.filtered
+            limits = group.support.mode if group is not None else launch.limits
+            freezer = group.support.freezer if group is not None else "sigstop"
+        return {"limits": limits, "freezer": "off" if self.limits.ponder else freezer,
+                "filter": "seccomp" if filtered else "off"}
 
     @property
     def cwd(self) -> Path | None:
@@ -366,9 +385,13 @@ class BotProcess:
     async def start(self) -> None:
         """Start the process. :class:`BotCommandError` if it cannot be started; :class:`SandboxError` if the
         ``bwrap`` sandbox was asked for and cannot work here."""
-        global _serial
-        _serial += 1
-        launch = plan(self.command, self.limits, self._token, _serial)
+        self.cgroup = self._make_cgroup()
+        try:
+            launch = plan(self.command, self.limits, self._token, None if self.cgroup is None else
+                          self.cgroup.procs_files)
+        except BaseException:
+            self._remove_cgroup()
+            raise
         self._launch = launch
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
         loop = asyncio.get_running_loop()
@@ -395,6 +418,7 @@ class BotProcess:
                     start_new_session=True,
                     cwd=launch.cwd,
                     env=launch.env,
+                    pass_fds=launch.fds,
                 )
                 desc.own(transport.get_pid())
                 if transport.get_returncode() is not None:
@@ -403,10 +427,12 @@ class BotProcess:
             if stdout_pipe is not None:
                 stdout_pipe.close()
             self._remove_tmpdir()
+            self._remove_cgroup()
             if isinstance(exc, OSError | ValueError | RuntimeError | subprocess.SubprocessError):
                 raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
             raise
         finally:
+            launch.close_fds()
             if write_end >= 0:
                 os.close(write_end)  # the bot holds it now
         proc = asyncio.subprocess.Process(transport, protocol, loop)
@@ -414,13 +440,74 @@ class BotProcess:
         _LIVE[proc.pid] = self
         if launch.mode == "none":
             self._watch_task = asyncio.ensure_future(self._watch())
-        if self.limits.memory_bytes is not None:
+        if self.limits.memory_bytes is not None and self.cgroup is None:
             _watch_memory(loop, self)
         assert proc.stdin is not None
         self._stdout, self._stdin = stdout, proc.stdin
         if self.stderr_path is not None and proc.stderr is not None:
             self._stderr_task = asyncio.ensure_future(self._copy_stderr(proc.stderr, self.stderr_path))
         log.debug("%s: started pid %d (sandbox %s): %s", self.label, proc.pid, launch.mode, self.command)
+
+    def _make_cgroup(self) -> cgroups.BotCgroup | None:
+        """The bot's control group, or None where cgroups cannot be used (the rlimits then apply);
+        :class:`BotCommandError` where they are required and cannot be made."""
+        limits = self.limits
+        why = cgroups.reason()
+        if why is None:
+            try:
+                quota = cgroups.Quota(limits.memory_bytes, limits.processes, limits.cpus)
+                return cgroups.BotCgroup.create(quota)
+            except (OSError, cgroups.CgroupUnavailable) as exc:
+                why = f"cannot make the bot's cgroup: {exc}"
+        if limits.require_cgroups:
+            raise BotCommandError(f"cgroups are required and unavailable: {why}")
+        return None
+
+    def _remove_cgroup(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+    @property
+    def peak_memory(self) -> int:
+        """The most memory the bot held: its cgroup's peak charge, else the most resident memory its processes
+        held together as sampled by the memory watch (bytes; 0 when not measured)."""
+        if self.cgroup is not None:
+            return self.cgroup.peak_memory()
+        return self._peak_rss
+
+    def freeze(self) -> None:
+        """Stop every process of the bot until :meth:`thaw` (its cgroup's freezer; without a cgroup, SIGSTOP to
+        every process of its tree, read again until it no longer grows). Idempotent; a no-op for a bot that may
+        ponder or is not running."""
+        if self.frozen or self.limits.ponder or self._proc is None or self._proc.returncode is not None:
+            return
+        self.frozen = True
+        if self.cgroup is not None:
+            self.cgroup.freeze()
+            return
+        stopped: set[int] = set()
+        for _ in range(100):
+            new = [p for p in desc.tree(self._proc.pid) if p not in stopped]
+            if not new:
+                break
+            for pid in new:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+                stopped.add(pid)
+        self._stopped = sorted(stopped)
+
+    def thaw(self) -> None:
+        """Let a frozen bot run again (idempotent)."""
+        if not self.frozen:
+            return
+        self.frozen = False
+        if self.cgroup is not None:
+            self.cgroup.thaw()
+            return
+        for pid in self._stopped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGCONT)
+        self._stopped = []
 
     def _check_memory(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Kill the bot if its processes together hold more than its memory limit (RLIMIT_AS bounds each process
@@ -429,7 +516,7 @@ class BotProcess:
         if pid is None or limit is None or self._proc is None or self._proc.returncode is not None:
             return False
         used = desc.resident_bytes(desc.tree(pid))  # a few small /proc files: cheaper than a thread hop
-        self.peak_memory = max(self.peak_memory, used)
+        self._peak_rss = max(self._peak_rss, used)
         if used <= limit:
             return True
         self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
@@ -581,6 +668,10 @@ class BotProcess:
         return line[:-1]
 
     def _exit_text(self) -> str:
+        if self.killed_for is None and self.cgroup is not None and self.cgroup.memory_kills():
+            limit = self.limits.memory_bytes
+            size = "its" if limit is None else f"the {limit >> 20} MiB"
+            self.killed_for = f"its memory cgroup killed a process at {size} memory limit"
         if self.killed_for is not None:
             return f"the bot was killed: {self.killed_for}"
         code = self.returncode
@@ -605,6 +696,7 @@ class BotProcess:
         if proc is None:
             return
         loop = asyncio.get_running_loop()
+        self.thaw()  # a frozen bot could not read its bye, nor exit
         try:
             if self._stdin is not None:
                 with contextlib.suppress(OSError, RuntimeError):
@@ -626,6 +718,10 @@ class BotProcess:
                     await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
         finally:
             self._signal_group(signal.SIGKILL)
+            if self.cgroup is not None:
+                with contextlib.suppress(Exception):
+                    self._exit_text()  # read the memory kills before the group goes
+                await loop.run_in_executor(None, self.cgroup.remove)
             _LIVE.pop(proc.pid, None)
             _unwatch_memory(self)
             self._deadline.cancel()

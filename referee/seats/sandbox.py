@@ -21,8 +21,12 @@ warning; ``--sandbox bwrap`` fails with a one-line error instead. :data:`BWRAP_V
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
+import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -155,10 +159,36 @@ def parse_env(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def bot_uid(serial: int) -> int:
-    """The host user id of a sandboxed bot when the referee is root: unique per referee process and bot, so
-    RLIMIT_NPROC counts that bot's processes only."""
-    return UID_BASE + (os.getpid() % (1 << 22)) * 64 + serial % 64
+UID_SPAN = (1 << 32) - 2 - UID_BASE
+"""How many bot user ids there are (up to 2^32 - 2: -1 and -2 mean "no id" to the kernel)."""
+UID_STATE_VAR = "KOIKOI_REFEREE_UID_STATE"
+"""Environment variable naming the file that holds the machine's next bot user id (default :data:`UID_STATE`)."""
+UID_STATE = "/run/koikoi-referee/next-uid"
+"""The machine-wide counter of bot user ids (a root referee's; ``/run`` is cleared at boot, with the keyrings)."""
+_uid_fallback = [secrets.randbelow(UID_SPAN), 0]
+
+
+def bot_uid() -> int:
+    """A fresh host user id for a sandboxed bot when the referee is root: the next value of a machine-wide
+    counter (a file under ``/run``, locked while it is read and written), so that no id repeats within a referee
+    run, or between two bots alive at the same time on the machine, until 2^31 bot processes later. Where the
+    counter cannot be kept, a random start in the range and a counter of this process."""
+    path = Path(os.environ.get(UID_STATE_VAR) or UID_STATE)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        _uid_fallback[1] += 1
+        return UID_BASE + (_uid_fallback[0] + _uid_fallback[1]) % UID_SPAN
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        n = int(text) if text.isdigit() else secrets.randbelow(UID_SPAN)
+        data = f"{(n + 1) % UID_SPAN}\n".encode()
+        os.pwrite(fd, data.ljust(32), 0)
+        return UID_BASE + n % UID_SPAN
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _namespaces() -> list[str]:
@@ -261,37 +291,113 @@ class Jail:
     """What one sandboxed bot process gets (see :func:`wrap`)."""
 
     binds: tuple[str, ...] = ()  # host paths bound read-only at the same place
-    cwd: str | None = None  # a host folder bound read-write as the working directory (--bot-cwd); None: HOME
+    cwd: str | None = None  # a host folder bound as the working directory (--bot-cwd); None: HOME
     tmp_bytes: int = 256 << 20  # size of the private /tmp (working directory included)
     uid: int | None = None  # run as this host uid (referee is root); None: the referee's own
+    seccomp: bytes | None = None  # the syscall filter's BPF program (see referee.seats.seccomp); None: none
+    memory_bytes: int | None = None  # the memory the bot may use: what its /proc/meminfo shows
 
 
-def wrap(bwrap: str, jail: Jail, argv: list[str]) -> list[str]:
-    """The bwrap command line that runs ``argv`` (already wrapped in its limits) inside ``jail``."""
-    out = [bwrap, *_namespaces(), *_system_view()]
-    out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
-    out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
-    binds: list[str] = []
-    for path in sorted(set(jail.binds)):  # a parent sorts before its children
-        if not _covered(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):
-            binds.append(path)
-    mounts = [*binds, *([jail.cwd] if jail.cwd is not None else [])]
-    for parent in sorted({str(a) for m in mounts for a in Path(m).parents if str(a) not in ("/", "/tmp")}):
-        out += ["--perms", "0755", "--dir", parent]  # bwrap would make missing parents 0700: unusable as a uid
-    for path in binds:
-        out += ["--ro-bind", path, path]
-    if jail.cwd is not None:
-        out += ["--bind", jail.cwd, jail.cwd, "--chdir", jail.cwd]
-    else:
-        out += ["--chdir", HOME]
-    out += ["--remount-ro", "/dev", "--remount-ro", "/"]  # bwrap's own tmpfs, writable by an unprivileged bot
-    if jail.uid is not None:
-        setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
-        out += [
-            "--", setpriv, f"--reuid={jail.uid}", f"--regid={jail.uid}", "--clear-groups", "--inh-caps=-all",
-            "--bounding-set=-all", "--no-new-privs",
-        ]  # fmt: skip
-    return [*out, "--", *argv]
+MASKED_PROC = ("/proc/locks", "/proc/loadavg", "/proc/meminfo")
+"""Machine-wide ``/proc`` files replaced in the sandbox: every file lock on the machine (with its inode and owner
+pid), the load, and the memory in use, all of which another sandbox moves. ``/proc/meminfo`` shows the bot's own
+memory limit as its total (runtimes that size their heap from it then fit)."""
+LAUNCHER = "/.koikoi-run"
+"""The script inside the sandbox that execs the bot's command: bwrap's own command line (``/proc/1/cmdline``)
+shows only ``bwrap --args N -- /bin/sh /.koikoi-run``, not the host's paths."""
+
+
+def _meminfo(limit: int | None) -> bytes:
+    total = (limit or _host_memory()) >> 10
+    lines = [("MemTotal", total), ("MemFree", total), ("MemAvailable", total), ("Buffers", 0), ("Cached", 0),
+             ("SwapCached", 0), ("SwapTotal", 0), ("SwapFree", 0), ("Shmem", 0)]  # fmt: skip
+    return "".join(f"{k + ':':<16}{v:>8} kB\n" for k, v in lines).encode()
+
+
+@cache
+def _host_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 1 << 30
+
+
+@dataclass
+class Wrapped:
+    """A sandboxed command line: ``argv`` to exec, with the descriptors ``fds`` it reads (memfds holding bwrap's
+    arguments, the filter and the masked files), which the caller passes to the child and then closes."""
+
+    argv: list[str]
+    fds: tuple[int, ...]
+
+    def close(self) -> None:
+        """Close the descriptors (the child has its own copies)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = ()
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name)  # inheritable only through pass_fds
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
+    """The bwrap command line that runs ``argv`` (already wrapped in its limits) inside ``jail``. Every option
+    goes to bwrap through a descriptor (``--args``), and the command through a launcher script, so that nothing of
+    the host's layout shows in the sandbox's process list."""
+    fds: list[int] = []
+
+    def data(name: str, content: bytes) -> str:
+        fds.append(_memfd(f"koikoi-{name}", content))
+        return str(fds[-1])
+
+    try:
+        out = [*_namespaces(), *_system_view()]
+        for path in MASKED_PROC:
+            content = _meminfo(jail.memory_bytes) if path == "/proc/meminfo" else b""
+            if path == "/proc/loadavg":
+                content = b"0.00 0.00 0.00 1/1 1\n"
+            out += ["--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
+        out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
+        out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
+        binds: list[str] = []
+        for path in sorted(set(jail.binds)):  # a parent sorts before its children
+            if not _covered(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):
+                binds.append(path)
+        mounts = [*binds, *([jail.cwd] if jail.cwd is not None else [])]
+        for parent in sorted({str(a) for m in mounts for a in Path(m).parents if str(a) not in ("/", "/tmp")}):
+            out += ["--perms", "0755", "--dir", parent]  # bwrap would make missing parents 0700: unusable as a uid
+        for path in binds:
+            out += ["--ro-bind", path, path]
+        if jail.cwd is not None:
+            out += ["--ro-bind", jail.cwd, jail.cwd, "--chdir", jail.cwd]
+        else:
+            out += ["--chdir", HOME]
+        command = argv
+        if jail.uid is not None:
+            setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+            command = [
+                setpriv, f"--reuid={jail.uid}", f"--regid={jail.uid}", "--clear-groups", "--inh-caps=-all",
+                "--bounding-set=-all", "--no-new-privs", *argv,
+            ]  # fmt: skip
+        out += ["--perms", "0444", "--ro-bind-data", data("run", f"exec {shlex.join(command)}\n".encode()), LAUNCHER]
+        out += ["--remount-ro", "/dev", "--remount-ro", "/"]  # bwrap's own tmpfs, writable by an unprivileged bot
+        if jail.seccomp is not None:
+            out += ["--seccomp", data("seccomp", jail.seccomp)]
+        args = data("args", b"".join(a.encode() + b"\0" for a in out))
+        return Wrapped([bwrap, "--args", args, "--", "/bin/sh", LAUNCHER], tuple(fds))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
 
 
 def sandbox_env(env: dict[str, str]) -> dict[str, str]:
