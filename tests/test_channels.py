@@ -218,23 +218,26 @@ def thief(tmp: Path, switch: Switch) -> Run:
     calm, robbed = decision_ms(tmp / "quiet" / "r.jsonl", 1), decision_ms(tmp / "thief" / "r.jsonl", 1)
     stolen = next(v for v in run.verdicts if "stolen_cpu_s" in v)
     forfeit = run.result.get("forfeit")
+    cpus = float(stolen["stolen_cpu_s"]) / (sum(robbed) / 1000)  # type: ignore[arg-type]
     run.result = {**run.result, "quiet_ms": statistics.median(calm), "thief_ms": statistics.median(robbed),
-                  "cpus": stolen["cpus"], "stolen_cpu_s": stolen["stolen_cpu_s"],
+                  "cpus": round(cpus, 3), "stolen_cpu_s": stolen["stolen_cpu_s"],
                   "victim_timeouts": int(isinstance(forfeit, dict) and forfeit.get("reason") == "timeout")}  # fmt: skip
     run.left += quiet.left
+    ratio = float(run.result["thief_ms"]) / float(run.result["quiet_ms"])  # type: ignore[arg-type]
     print(f"cpu thief ({switch}): victim median {run.result['quiet_ms']:.1f} ms against a quiet opponent, "
-          f"{run.result['thief_ms']:.1f} ms against the thief; the thief's children got {stolen['cpus']} CPUs "
-          f"while they ran ({stolen['stolen_cpu_s']} s)")  # fmt: skip
+          f"{run.result['thief_ms']:.1f} ms against the thief (x{ratio:.2f}); "
+          f"the thief's children got {stolen['stolen_cpu_s']} s of CPU, {cpus:.3f} CPUs over the victim's "
+          "thinking time")  # fmt: skip
     return run
 
 
 def robbed(run: Run) -> bool:
-    """The thief's children got a quarter of a CPU or more, on average, while the victim thought."""
+    """The thief's children got a quarter of a CPU or more over the time the victim spent thinking."""
     return float(run.result["cpus"]) >= 0.25  # type: ignore[arg-type]
 
 
 def not_robbed(run: Run) -> bool:
-    return float(run.result["cpus"]) < 0.05 and ends_normally(run)  # type: ignore[arg-type]
+    return float(run.result["cpus"]) < 0.1 and ends_normally(run)  # type: ignore[arg-type]
 
 
 def memory(mode: str, limit_mb: int) -> Callable[[Path, Switch], Run]:
@@ -332,30 +335,30 @@ def no_named(run: Run) -> bool:
 
 
 CASES = [
-    Case("lock_ofd-j1", hand_locks("ofd", 1), named_hands, no_named, NO_FILTER, False),
-    Case("lock_ofd-j2", hand_locks("ofd", 2), named_hands, no_named, NO_FILTER, False),
-    Case("lock_posix-j1", hand_locks("posix", 1), named_hands, no_named, NO_FILTER, False),
-    Case("lock_flock-j1", hand_locks("flock", 1), named_hands, no_named, NO_FILTER, False),
+    Case("lock_ofd-j1", hand_locks("ofd", 1), named_hands, no_named, NO_FILTER, True),
+    Case("lock_ofd-j2", hand_locks("ofd", 2), named_hands, no_named, NO_FILTER, True),
+    Case("lock_posix-j1", hand_locks("posix", 1), named_hands, no_named, NO_FILTER, True),
+    Case("lock_flock-j1", hand_locks("flock", 1), named_hands, no_named, NO_FILTER, True),
     # The control runs unsandboxed: with the filter off, unique uids alone keep the keyring of game 1 from game 33.
-    Case("keyring", keyring, named_hands, no_named, UNSANDBOXED, False, slow=True),
+    Case("keyring", keyring, named_hands, no_named, UNSANDBOXED, True, slow=True),
     Case("collude_ofd", colluders("collude"), received, lambda r: refused(r) and nothing_received(r), NO_FILTER,
-         False),
+         True),
     Case("collude_inotify", colluders("inotify"), received, lambda r: refused(r) and nothing_received(r),
-         NO_FILTER, False),
+         NO_FILTER, True),
     Case("collude_sysv", colluders("sysv"), received, nothing_received, UNSANDBOXED, True),  # IPC namespaces
     Case("collude_abstract", colluders("abstract"), received, nothing_received, UNSANDBOXED, True),  # network
-    Case("cpu_thief", thief, robbed, not_robbed, NO_FREEZING, False, slow=True),
+    Case("cpu_thief", thief, robbed, not_robbed, NO_FREEZING, True, slow=True),
     Case("memfd", memory("memfd", LIMIT_MB), lambda r: held_mib(r) > LIMIT_MB,
-         lambda r: held_mib(r) <= LIMIT_MB and (own_memory_forfeit(r) or bool(errors(r))), NO_CGROUPS, False),
+         lambda r: held_mib(r) <= LIMIT_MB and (own_memory_forfeit(r) or bool(errors(r))), NO_CGROUPS, True),
     Case("tmpfs", memory("tmpfs", 128), lambda r: held_mib(r) > 128,
-         lambda r: held_mib(r) <= 128 and (own_memory_forfeit(r) or bool(errors(r))), NO_CGROUPS, False),
+         lambda r: held_mib(r) <= 128 and (own_memory_forfeit(r) or bool(errors(r))), NO_CGROUPS, True),
     Case("cmdline", cmdline, lambda r: any(v.get("won") is True for v in r.verdicts),
-         lambda r: any(v.get("won") is False for v in r.verdicts) and ends_normally(r), UNSANDBOXED, False),
+         lambda r: any(v.get("won") is False for v in r.verdicts) and ends_normally(r), UNSANDBOXED, True),
     Case("cwd_replay", cwd_replay, lambda r: int(r.result.get("named", 0)) > 0,  # type: ignore[call-overload]
          lambda r: r.code == 2 and "--bot-cwd" in r.err and not r.verdicts, UNSANDBOXED, False),
     Case("cwd_notes", cwd_notes, note_read,
-         lambda r: not note_read(r) and "EROFS" in errors(r) and ends_normally(r), UNSANDBOXED, False),
-    Case("facilities", facilities, facility_open, all_denied, NO_FILTER, False),
+         lambda r: not note_read(r) and "EROFS" in errors(r) and ends_normally(r), UNSANDBOXED, True),
+    Case("facilities", facilities, facility_open, all_denied, NO_FILTER, True),
 ]  # fmt: skip
 
 

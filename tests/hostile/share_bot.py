@@ -234,9 +234,10 @@ def cmdlines() -> None:
             pid1 = " ".join(words)[:400]
         for word in words:
             for part in word.split("="):
-                if part.startswith("/") and not known(part, own):
-                    paths.add(part)
-    verdict(won=bool(paths), paths=sorted(paths)[:20], pid1=pid1, binds="--ro-bind" in pid1)
+                if part.startswith("/") and part.strip("/").count("/") >= 1 and not known(part, own):
+                    paths.add(part)  # a folder's layout (a name at the root, like a launcher's, says nothing)
+    binds = "--ro-bind" in pid1 or "--bind" in pid1
+    verdict(won=bool(paths) or binds, paths=sorted(paths)[:20], pid1=pid1, binds=binds)
 
 
 class Peek:
