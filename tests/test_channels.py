@@ -216,9 +216,9 @@ def thief(tmp: Path, switch: Switch) -> Run:
     quiet = play(tmp / "quiet", (f"{SHARE} worker {mark}", FIRST), mark, switch, "--rounds", "2")
     run = play(tmp / "thief", (f"{SHARE} worker {mark}", f"{SHARE} thief {mark}"), mark, switch, "--rounds", "2")
     calm, robbed = decision_ms(tmp / "quiet" / "r.jsonl", 1), decision_ms(tmp / "thief" / "r.jsonl", 1)
-    stolen = next(v for v in run.verdicts if "stolen_cpu_s" in v)
+    stolen = [v for v in run.verdicts if "stolen_cpu_s" in v][-1]  # the latest
     forfeit = run.result.get("forfeit")
-    cpus = float(stolen["stolen_cpu_s"]) / (sum(robbed) / 1000)  # type: ignore[arg-type]
+    cpus = stolen_while_thinking(stolen, next(v for v in run.verdicts if "turns" in v))
     run.result = {**run.result, "quiet_ms": statistics.median(calm), "thief_ms": statistics.median(robbed),
                   "cpus": round(cpus, 3), "stolen_cpu_s": stolen["stolen_cpu_s"],
                   "victim_timeouts": int(isinstance(forfeit, dict) and forfeit.get("reason") == "timeout")}  # fmt: skip
@@ -226,13 +226,26 @@ def thief(tmp: Path, switch: Switch) -> Run:
     ratio = float(run.result["thief_ms"]) / float(run.result["quiet_ms"])  # type: ignore[arg-type]
     print(f"cpu thief ({switch}): victim median {run.result['quiet_ms']:.1f} ms against a quiet opponent, "
           f"{run.result['thief_ms']:.1f} ms against the thief (x{ratio:.2f}); "
-          f"the thief's children got {stolen['stolen_cpu_s']} s of CPU, {cpus:.3f} CPUs over the victim's "
-          "thinking time")  # fmt: skip
+          f"the thief's children got {cpus:.3f} CPUs while the victim thought ({stolen['stolen_cpu_s']} s of CPU "
+          f"outside their bot's own turns)")  # fmt: skip
     return run
 
 
+def stolen_while_thinking(thief: dict[str, object], victim: dict[str, object]) -> float:
+    """The CPUs the thief's children got, on average, in the 10 ms bins of the shared monotonic clock that lie
+    wholly inside the victim's turns."""
+    t0, width, chunk = float(thief["t0"]), float(thief["bin_s"]), float(thief["chunk_s"])  # type: ignore[arg-type]
+    counts = dict(map(tuple, thief["bins"]))  # type: ignore[call-overload, arg-type]
+    inside = work = 0.0
+    for a, b in victim["turns"]:  # type: ignore[attr-defined]
+        first, last = int((a - t0) / width) + 1, int((b - t0) / width)  # the bins wholly inside [a, b]
+        inside += max(0, last - first) * width
+        work += sum(counts.get(i, 0) for i in range(first, last)) * chunk
+    return work / inside if inside else 0.0
+
+
 def robbed(run: Run) -> bool:
-    """The thief's children got a quarter of a CPU or more over the time the victim spent thinking."""
+    """The thief's children got a quarter of a CPU or more, on average, while the victim thought."""
     return float(run.result["cpus"]) >= 0.25  # type: ignore[arg-type]
 
 
@@ -392,6 +405,8 @@ def test_without_its_defence_the_attack_gets_through(case: Case, tmp_path: Path)
     """The control: the same attack with the defence turned off works, so the bot really attacks."""
     if not case.defended and case.control.sandbox == "bwrap":
         pytest.skip("the defence is not in this tree: the run under the defaults is the control")
+    if missing := [o for o in case.control.options if not has_option(o)]:
+        pytest.skip(f"nothing turns this defence off in this tree: no {' '.join(missing)}")
     run = case.run(tmp_path, case.control)
     assert case.way_out(run), f"the attack bot failed where it should work: {run.verdicts} {run.result}"
     assert not run.left

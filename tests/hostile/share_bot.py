@@ -6,9 +6,10 @@ finding is one line ``VERDICT {json}`` on stderr, as in ``attack_bot.py``.
 
 thief       32 spinning children, each in a session of its own, run during the opponent's turns and are stopped
             with SIGSTOP during the bot's own; each exits after 0.7 s of CPU and is replaced (no CPU limit of a
-            process catches one). The verdict gives the CPU they got while they ran (``stolen_cpu_s``) against
-            the wall time of those stretches (``running_s``)
-worker      a victim: about 30 ms of CPU work a decision (calibrated on its own CPU clock at startup)
+            process catches one). The children count their work on a shared clock: the verdict gives the CPU
+            they got outside the bot's own turns (``stolen_cpu_s``) against the time outside them (``others_s``)
+worker      a victim: about 30 ms of CPU work a decision (calibrated on its own CPU clock at startup); the verdict
+            gives its turns on the monotonic clock (``turns``: from a request read to its answer ready)
 memfd       memfds filled with posix_fallocate, never mapped (no process's resident set holds them), 64 MiB each
             up to 1 GiB, held for the whole match (``held_mib``)
 tmpfs       files in its /tmp and /dev/shm, 16 MiB each up to what they take, held for the whole match
@@ -27,6 +28,7 @@ import ctypes
 import errno
 import fcntl
 import json
+import mmap
 import os
 import signal
 import statistics
@@ -37,7 +39,6 @@ import time
 MODE = sys.argv[1]
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def verdict(**fields: object) -> None:
@@ -51,89 +52,102 @@ def err_name(code: int) -> str:
 
 # --- the CPU thief ------------------------------------------------------------------------------------------
 
+BIN_S = 0.01  # the children count their work in bins of 10 ms of the shared monotonic clock
+BINS = 18_000  # three minutes
+CHUNK_S = 0.0005  # of CPU: one unit of a child's work
+MARGIN_S = 0.02  # around the bot's own turns: what the referee does just before and after is not the opponent's
 
-def spin() -> None:
+
+def spin(slot: int, board: mmap.mmap, t0: float, chunk: int) -> None:
     """A child: a session of its own, stopped until the bot lets it run; spins until 0.7 s of CPU (or 120 s of
-    wall time, or its parent is gone)."""
+    wall time, or its parent is gone), counting each unit of work in the bin of the moment it ended."""
     parent = os.getppid()
     os.setsid()
     os.kill(os.getpid(), signal.SIGSTOP)
     started = time.monotonic()
-    while time.process_time() < 0.7 and time.monotonic() - started < 120 and os.getppid() == parent:
-        for _ in range(20000):
-            pass
+    base = slot * BINS
+    while time.process_time() < 0.7 and (now := time.monotonic()) - started < 120 and os.getppid() == parent:
+        work(chunk)
+        i = base + min(int((now - t0) / BIN_S), BINS - 1)
+        board[i] = min(board[i] + 1, 255)
     os._exit(0)
 
 
-def cpu_ticks(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return 0
-    fields = raw[raw.rindex(b")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])
-
-
 class Thief:
-    """thief: the children run from the bot's answer to its next request."""
+    """thief: the children run from the bot's answer to its next request; the verdict counts the work they did
+    outside the bot's own turns (``stolen_cpu_s``) against the time outside them (``others_s``)."""
 
     def __init__(self) -> None:
-        self.children: dict[int, int] = {}  # pid -> CPU ticks when last stopped
-        self.stolen = 0
-        self.running_s = 0.0
+        self.t0 = time.monotonic()
+        self.chunk = calibrate(CHUNK_S)
+        self.board = mmap.mmap(-1, 64 * BINS)  # shared with the children: one row of bins per slot
+        self.children: dict[int, int] = {}  # pid -> slot
+        self.free = list(range(64))
+        self.own: list[tuple[float, float]] = []  # the bot's own turns
+        self.turn = 0.0
         self.replaced = 0
-        self.released = 0.0
         self.error: str | None = None
         for _ in range(32):
             self.spawn()
 
     def spawn(self) -> None:
+        slot = self.free.pop(0)
         try:
             pid = os.fork()
         except OSError as exc:
             self.error = err_name(exc.errno or 0)
             return
         if pid == 0:
-            spin()
+            spin(slot, self.board, self.t0, self.chunk)
         os.waitpid(pid, os.WUNTRACED)  # until it has stopped itself
-        self.children[pid] = 0
+        self.children[pid] = slot
 
     def stop(self) -> None:
-        """At a request: stop the children, count what they got, replace those that have ended."""
-        if not self.released:
-            return
-        self.running_s += time.monotonic() - self.released
+        """At a request: stop the children, replace those that have ended, say what they got so far (the bot
+        may not run again after its last answer)."""
+        self.turn = time.monotonic()
+        if self.own:
+            self.report()
         for pid in list(self.children):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGSTOP)
-        for pid, before in list(self.children.items()):
+        for pid, slot in list(self.children.items()):
             done, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED)
-            ticks = cpu_ticks(pid)
             if done and not os.WIFSTOPPED(status):
-                self.stolen += 700 * TICK // 1000 - before  # it ended: it used its 0.7 s
                 del self.children[pid]
+                self.free.append(slot)  # its counts stay in the slot's row
                 self.spawn()
                 self.replaced += 1
-            else:
-                self.stolen += ticks - before
-                self.children[pid] = ticks
 
     def release(self) -> None:
         """After an answer: let them run."""
+        if self.turn:
+            self.own.append((self.turn, time.monotonic()))
         for pid in self.children:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGCONT)
-        self.released = time.monotonic()
 
-    def report(self) -> None:
-        stolen_s = self.stolen / TICK
-        cpus = round(stolen_s / max(self.running_s, 1e-9), 3)
-        verdict(stolen_cpu_s=round(stolen_s, 3), running_s=round(self.running_s, 3), children=len(self.children),
-                replaced=self.replaced, error=self.error, cpus=cpus)  # fmt: skip
+    def end(self) -> None:
+        """At the end of the match."""
         for pid in self.children:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+        if self.own:
+            self.report()
+
+    def report(self) -> None:
+        first, last = int((self.own[0][1] - self.t0) / BIN_S), int((time.monotonic() - self.t0) / BIN_S)
+        mine = set()
+        for a, b in self.own:
+            mine.update(range(int((a - MARGIN_S - self.t0) / BIN_S), int((b + MARGIN_S - self.t0) / BIN_S) + 1))
+        others = [i for i in range(first, min(last, BINS)) if i not in mine]
+        units = sum(self.board[slot * BINS + i] for slot in range(64) for i in others)
+        stolen_s, others_s = units * CHUNK_S, len(others) * BIN_S
+        totals = [sum(self.board[slot * BINS + i] for slot in range(64)) for i in range(first, min(last, BINS))]
+        bins = [[first + k, n] for k, n in enumerate(totals) if n]
+        verdict(stolen_cpu_s=round(stolen_s, 3), others_s=round(others_s, 3), children=len(self.children),
+                replaced=self.replaced, error=self.error, cpus=round(stolen_s / max(others_s, 1e-9), 3),
+                t0=self.t0, bin_s=BIN_S, chunk_s=CHUNK_S, bins=bins)  # fmt: skip
 
 
 def calibrate(target_s: float = 0.03) -> int:
@@ -353,6 +367,7 @@ def main() -> None:
     peek = Peek() if MODE == "cwd_peek" else None
     requests = 0
     spent: list[float] = []
+    turns: list[list[float]] = []
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg["type"]
@@ -377,16 +392,18 @@ def main() -> None:
         if requests == 5 and HELD:
             verdict(still_held_mib=still_held(), at_request=5)
         if iterations:
-            t0 = time.process_time()
+            t0, began = time.process_time(), time.monotonic()
             work(iterations)
             spent.append(time.process_time() - t0)
+        if iterations:
+            turns.append([began, time.monotonic()])  # before the answer: the bot may be frozen once it is read
         send({"type": "action", "id": msg["id"], "action": msg["legal"][0]})
         if thief is not None:
             thief.release()
     if thief is not None:
-        thief.report()
+        thief.end()
     if spent:
-        verdict(work_cpu_ms=round(statistics.median(spent) * 1000, 1), decisions=len(spent))
+        verdict(work_cpu_ms=round(statistics.median(spent) * 1000, 1), decisions=len(spent), turns=turns)
 
 
 main()
