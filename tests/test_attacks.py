@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,13 @@ def sandbox_problem() -> str | None:
 
 
 PROBLEM = sandbox_problem()
+
+
+@cache
+def has_option(option: str) -> bool:
+    """Whether this referee's ``play`` knows ``option`` (a control passes a switch only where it exists)."""
+    done = subprocess.run([EXE, "play", "--help"], capture_output=True, text=True, timeout=60)
+    return option in done.stdout
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
 
 
@@ -307,7 +315,9 @@ CONTROLS = {
     "parent_fds": lambda tmp: play(tmp, "parent_fds", sandbox="none"),
     "parent_fds-j2": lambda tmp: tournament(tmp, "parent_fds", sandbox="none", jobs=2),
     "replay_search": lambda tmp: play(tmp, "replay_search", sandbox="none"),
-    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1")),
+    # Bots are frozen between their turns with or without the sandbox: a bot that thinks on its opponent's time
+    # (--ponder) can stop an unsandboxed referee.
+    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1", "--ponder")),
     "results_rewrite": lambda tmp: tournament(tmp, "results_rewrite", sandbox="none"),
 }
 JUDGE = {a.mode: a.way_out for a in ATTACKS}
@@ -316,6 +326,8 @@ JUDGE = {a.mode: a.way_out for a in ATTACKS}
 @pytest.mark.parametrize("mode", sorted(CONTROLS))
 def test_without_the_sandbox_the_attack_gets_through(mode: str, tmp_path: Path) -> None:
     """The attacks that need nothing but the referee's user id work on an unsandboxed referee: the bots are real."""
+    if mode == "framing" and not has_option("--ponder"):
+        pytest.skip("bots are frozen between their turns even unsandboxed, and this referee has no --ponder")
     run = CONTROLS[mode](tmp_path)
     assert JUDGE[mode](run), f"the attack bot failed where it should work: {run.verdicts} {run.result}"
     assert not run.left

@@ -19,12 +19,11 @@ import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import pytest
 from conftest import BatteryTally
-from test_attacks import EXE, FIRST, PROBLEM, Run, referee
+from test_attacks import EXE, FIRST, PROBLEM, Run, has_option, referee
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHANNEL = HOSTILE / "channel_bot.py"
@@ -49,13 +48,6 @@ NO_FILTER = Switch(env=(("KOIKOI_REFEREE_SECCOMP", "off"),))
 NO_CGROUPS = Switch(env=(("KOIKOI_REFEREE_CGROUPS", "off"),))
 DEFAULTS = Switch()
 UNSANDBOXED = Switch(sandbox="none")
-
-
-@cache
-def has_option(option: str) -> bool:
-    """Whether this referee's ``play`` knows ``option`` (a control passes a switch only where it exists)."""
-    done = subprocess.run([EXE, "play", "--help"], capture_output=True, text=True, timeout=60)
-    return option in done.stdout
 
 
 NO_FREEZING = Switch(env=NO_CGROUPS.env, options=("--ponder",))  # and no CPU quota
@@ -142,11 +134,12 @@ def ends_normally(run: Run) -> bool:
 
 
 def hand_locks(how: str, jobs: int) -> Callable[[Path, Switch], Run]:
-    """lock_*: a 2-pair, 3-round tournament; the verdicts judged against its replays."""
+    """lock_*: a one-pair, 3-round tournament (at -j 1 the process of game a waits in the cache while game b is
+    played; at -j 2 both play at once); the verdicts judged against its replays."""
 
     def run(tmp: Path, switch: Switch) -> Run:
         mark = tag()
-        done = tournament(tmp, f"{CHANNEL} lock_{how} {mark}", mark, switch, jobs=jobs, pairs=2, rounds=3)
+        done = tournament(tmp, f"{CHANNEL} lock_{how} {mark}", mark, switch, jobs=jobs, pairs=1, rounds=3)
         right, wrong = opponent_named(done, tmp / "out")
         done.result = {"right": right, "wrong": wrong}
         return done
