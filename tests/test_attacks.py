@@ -270,8 +270,10 @@ ATTACKS = [
     Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1),
     Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r)),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
+    # Frozen from its answer to its next request, the framing bot never finds the opponent's request pending (no
+    # verdict); where bots are not frozen, it tries and cannot signal the referee (stopped: false).
     Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
-           lambda r: ends_normally(r) and bool(r.verdicts)),
+           lambda r: ends_normally(r) and all(v.get("stopped") is False for v in r.verdicts)),
     Attack("setsid_churn", sandboxed("setsid_churn"), lambda r: bool(r.left),
            lambda r: ends_normally(r) and r.won("churning")),
     Attack("results_rewrite", lambda tmp: tournament(tmp, "results_rewrite", sandbox="bwrap"),
