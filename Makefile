@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
 # The engine tests, run a second time against the pure-Python engine (the first run uses the compiled one if built).
 ENGINE_TESTS := $(wildcard tests/test_engine_*.py tests/test_yaku_presets.py tests/test_rules_files.py tests/test_golden.py)
@@ -9,24 +10,32 @@ ENGINE_TESTS := $(wildcard tests/test_engine_*.py tests/test_yaku_presets.py tes
 .PHONY: play test lint typecheck bench clean bwrap
 
 # The install compiles the engine with mypyc when a C compiler works (setup.py): again when an engine source changes.
-$(STAMP): pyproject.toml setup.py $(wildcard referee/engine/*.py)
+# `make play` needs the core only; `make test` adds the test, RL and Ray extras.
+$(CORE): pyproject.toml setup.py $(wildcard referee/engine/*.py)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,rl,ray]'
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(CORE)
+
+# The extras' requirements alone (from pyproject.toml): the package itself, engine included, is not built again.
+$(STAMP): $(CORE)
+	$(BIN)/python -c "import tomllib; d = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']; \
+	  print('\n'.join(r for k in ('test', 'rl', 'ray') for r in d[k]))" > $(VENV)/extras.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/extras.txt
 	touch $(STAMP)
 
 ## bwrap: bubblewrap for the bot sandbox, installed with apt-get where missing (never fatal: without it bots
 ## run unsandboxed, with a warning)
 bwrap:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@{ command -v bwrap >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; } >&2 || true; \
+	    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap libseccomp2; } >&2 || true; \
 	  fi; \
 	  command -v bwrap >/dev/null 2>&1 || echo "bwrap not installed: bots run without a sandbox (sudo apt-get install bubblewrap)" >&2; \
 	}
 
 ## play: a match between two bundled bots, with a replay in out/
-play: $(STAMP) bwrap
+play: $(CORE) bwrap
 	$(BIN)/koikoi-referee play bots/greedy_bot.py bots/random_bot.py --rules koikoi-japan --replay out/play.replay.jsonl
 
 ## test: the whole check: tests (the engine's against both builds), mypy --strict, ruff

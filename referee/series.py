@@ -33,7 +33,9 @@ from referee.match import (
 )
 from referee.replay.writer import is_compressed, plain_name
 from referee.seats import BotSeat, Seat
+from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, BotCommandError, Limits, check_command
+from referee.seats.sandbox import exposed_output
 from referee.signing import SigningError, load_key
 from referee.text import scores_text
 
@@ -74,6 +76,9 @@ class PlaySetup:
     python: str | None = None  # the interpreter of .py bots (None: the referee's)
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
     bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
+    bot_cpus: float | None = DEFAULT_CPUS  # each bot's CPU quota (its cgroup); None: none
+    ponder: bool = False  # bots may run while it is not their turn (else frozen)
+    require_cgroups: bool = False  # no fall-back to rlimits where cgroups do not work
     key: Path | None = None  # the key that signs the replays (None: the user's key, made on first use)
 
 
@@ -219,6 +224,13 @@ def plan(setup: PlaySetup) -> Plan:
             except BotCommandError as exc:
                 raise PlayError(str(exc)) from None
     paths = replay_paths(setup.replay, setup.games)
+    visible = [("--bot-file", Path(f)) for f in setup.bot_files]
+    if setup.bot_cwd is not None:
+        visible.append(("--bot-cwd", setup.bot_cwd))
+    outputs = [("--replay", p) for p in paths if p is not None]
+    outputs += [("--log-dir", setup.log_dir)] if setup.log_dir is not None else []
+    if (exposed := exposed_output(outputs, visible)) is not None:
+        raise PlayError(exposed)
     for p in paths:
         if p is not None:
             _make_folder(p.parent, " the replay's folder")
@@ -298,6 +310,7 @@ def play(
     limits = Limits(
         setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
         processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=setup.python,
+        cpus=setup.bot_cpus, ponder=setup.ponder, require_cgroups=setup.require_cgroups,
     )  # fmt: skip
     logs: list[Path | None] = [None, None]
     kept: set[Path | None] = set()

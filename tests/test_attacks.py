@@ -24,7 +24,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -51,13 +50,6 @@ def sandbox_problem() -> str | None:
 
 
 PROBLEM = sandbox_problem()
-
-
-@cache
-def has_option(option: str) -> bool:
-    """Whether this referee's ``play`` knows ``option`` (a control passes a switch only where it exists)."""
-    done = subprocess.run([EXE, "play", "--help"], capture_output=True, text=True, timeout=60)
-    return option in done.stdout
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
 
 
@@ -270,10 +262,9 @@ ATTACKS = [
     Attack("replay_search-home", under_home, Run.won, lambda r: len(r.verdicts) == 1),
     Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r)),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
-    # Frozen from its answer to its next request, the framing bot never finds the opponent's request pending (no
-    # verdict); where bots are not frozen, it tries and cannot signal the referee (stopped: false).
+    # A frozen attacker cannot even try while its opponent's request is pending: no verdict is right too.
     Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
-           lambda r: ends_normally(r) and all(v.get("stopped") is False for v in r.verdicts)),
+           lambda r: ends_normally(r)),
     Attack("setsid_churn", sandboxed("setsid_churn"), lambda r: bool(r.left),
            lambda r: ends_normally(r) and r.won("churning")),
     Attack("results_rewrite", lambda tmp: tournament(tmp, "results_rewrite", sandbox="bwrap"),
@@ -317,8 +308,8 @@ CONTROLS = {
     "parent_fds": lambda tmp: play(tmp, "parent_fds", sandbox="none"),
     "parent_fds-j2": lambda tmp: tournament(tmp, "parent_fds", sandbox="none", jobs=2),
     "replay_search": lambda tmp: play(tmp, "replay_search", sandbox="none"),
-    # Bots are frozen between their turns with or without the sandbox: a bot that thinks on its opponent's time
-    # (--ponder) can stop an unsandboxed referee.
+    # Bots are frozen between their turns, sandboxed or not: only one that may think on its opponent's time
+    # (--ponder) can try to stop an unsandboxed referee.
     "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1", "--ponder")),
     "results_rewrite": lambda tmp: tournament(tmp, "results_rewrite", sandbox="none"),
 }
@@ -328,8 +319,6 @@ JUDGE = {a.mode: a.way_out for a in ATTACKS}
 @pytest.mark.parametrize("mode", sorted(CONTROLS))
 def test_without_the_sandbox_the_attack_gets_through(mode: str, tmp_path: Path) -> None:
     """The attacks that need nothing but the referee's user id work on an unsandboxed referee: the bots are real."""
-    if mode == "framing" and not has_option("--ponder"):
-        pytest.skip("bots are frozen between their turns even unsandboxed, and this referee has no --ponder")
     run = CONTROLS[mode](tmp_path)
     assert JUDGE[mode](run), f"the attack bot failed where it should work: {run.verdicts} {run.result}"
     assert not run.left

@@ -19,11 +19,12 @@ import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
 from conftest import BatteryTally
-from test_attacks import EXE, FIRST, PROBLEM, Run, has_option, referee
+from test_attacks import EXE, FIRST, PROBLEM, Run, referee
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHANNEL = HOSTILE / "channel_bot.py"
@@ -48,6 +49,13 @@ NO_FILTER = Switch(env=(("KOIKOI_REFEREE_SECCOMP", "off"),))
 NO_CGROUPS = Switch(env=(("KOIKOI_REFEREE_CGROUPS", "off"),))
 DEFAULTS = Switch()
 UNSANDBOXED = Switch(sandbox="none")
+
+
+@cache
+def has_option(option: str) -> bool:
+    """Whether this referee's ``play`` knows ``option`` (a control passes a switch only where it exists)."""
+    done = subprocess.run([EXE, "play", "--help"], capture_output=True, text=True, timeout=60)
+    return option in done.stdout
 
 
 NO_FREEZING = Switch(env=NO_CGROUPS.env, options=("--ponder",))  # and no CPU quota

@@ -214,7 +214,8 @@ def test_a_reused_bot_that_ended_after_its_last_match_forfeits_the_next_at_once(
     once.write_text(ONE_MATCH)
 
     async def main() -> MatchResult:
-        seats = (BotSeat(str(once)), BotSeat(str(once) if both else FIRST))
+        awake = Limits(ponder=True)  # a frozen bot cannot end between matches: it ends when next asked
+        seats = (BotSeat(str(once), limits=awake), BotSeat(str(once) if both else FIRST, limits=awake))
         try:
             first = await play_match(seats, MatchConfig(PRESETS["koikoi-japan"], 1, time=ROOMY))
             assert first.forfeit is None

@@ -15,9 +15,15 @@ SANDBOX_HELP = (
 )
 BOT_ENV_HELP = "NAME=VALUE for the bots' environment (repeat); bots get only PATH, LANG, LC_*, TERM, TZ and these."
 MEMORY_HELP = (
-    "Address-space limit per bot process (MiB; 0: none). A JVM reserves its heap up front: give a Java bot "
-    "more (e.g. 8192) or cap its heap (-Xmx)."
+    "Memory of each bot as a whole (MiB; 0: none): its cgroup's limit (anonymous memory, page cache, tmpfs and "
+    "memfd pages), or where cgroups do not work an address-space limit per process."
 )
+CPUS_HELP = "CPU quota of each bot (CPUs, e.g. 1 or 0.5; 0: none), enforced by its cgroup. [default: 1]"
+PONDER_HELP = (
+    "Let bots run while it is not their turn (default: a bot is frozen from its answer to its next request, so "
+    "it cannot think, or take CPU, on its opponent's time)."
+)
+REQUIRE_CGROUPS_HELP = "Fail (exit 2) where cgroups cannot bound the bots, instead of falling back to rlimits."
 CPU_HELP = "CPU-time limit per bot process (seconds; 0: none)."
 PROCESSES_HELP = "Processes and threads of one sandboxed bot (0: no limit)."
 FILE_HELP = "A host file or folder the sandboxed bots may read (repeat), e.g. a model or opening book."
@@ -27,14 +33,22 @@ PYTHON_HELP = (
 )
 
 
-def sandbox_options(mode: str, bot_env: list[str] | None) -> dict[str, Any]:
-    """``PlaySetup`` keywords (``sandbox``, ``bot_env``) for ``--sandbox`` and ``--bot-env``: a one-line error
-    (exit 2) when the sandbox asked for cannot work, a one-line warning when ``auto`` runs the bots unsandboxed."""
+def sandbox_options(mode: str, bot_env: list[str] | None, *, require_cgroups: bool = False) -> dict[str, Any]:
+    """``PlaySetup`` keywords (``sandbox``, ``bot_env``, ``require_cgroups``) for ``--sandbox``, ``--bot-env`` and
+    ``--require-cgroups``: a one-line error (exit 2) when the sandbox asked for cannot work (or cgroups, where
+    required), a one-line warning for each defence the bots go without (no sandbox with ``auto``, no cgroups, no
+    syscall filter)."""
+    from referee.seats.launch import isolation_warnings
     from referee.seats.sandbox import SandboxError, parse_env, resolve
+
+    def warn(line: str) -> None:
+        typer.echo(f"koikoi-referee: warning: {line}", err=True)
 
     try:
         env = parse_env(bot_env or ())
-        chosen = resolve(mode, lambda w: typer.echo(f"koikoi-referee: warning: {w}", err=True))
+        chosen = resolve(mode, warn)
+        for line in isolation_warnings(chosen == "bwrap", require_cgroups=require_cgroups):
+            warn(line)
     except SandboxError as exc:
         fail(str(exc))
-    return {"sandbox": chosen, "bot_env": env}
+    return {"sandbox": chosen, "bot_env": env, "require_cgroups": require_cgroups}

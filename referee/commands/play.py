@@ -14,14 +14,18 @@ from referee.commands import fail
 from referee.commands.bot_options import (
     BOT_ENV_HELP,
     CPU_HELP,
+    CPUS_HELP,
     FILE_HELP,
     MEMORY_HELP,
+    PONDER_HELP,
     PROCESSES_HELP,
     PYTHON_HELP,
+    REQUIRE_CGROUPS_HELP,
     SANDBOX_HELP,
     sandbox_options,
 )
 from referee.match import TimeControl
+from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
 
@@ -75,11 +79,18 @@ def play_cmd(
     bot_processes: Annotated[
         int, typer.Option("--bot-processes", min=0, max=1 << 20, help=PROCESSES_HELP)
     ] = DEFAULT_PROCESSES,
+    bot_cpus: Annotated[float, typer.Option("--bot-cpus", min=0, max=1024, help=CPUS_HELP)] = DEFAULT_CPUS,
+    ponder: Annotated[bool, typer.Option("--ponder", help=PONDER_HELP)] = False,
+    require_cgroups: Annotated[bool, typer.Option("--require-cgroups", help=REQUIRE_CGROUPS_HELP)] = False,
     bot_file: Annotated[list[Path] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
     python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
     bot_cwd: Annotated[
         Path | None,
-        typer.Option("--bot-cwd", help="Working directory of the bots (default: a fresh empty one per bot)."),
+        typer.Option(
+            "--bot-cwd",
+            help="Working directory of the bots, read-only in the sandbox (default: a fresh empty one per bot); "
+            "the replay and logs may not be written inside it.",
+        ),
     ] = None,
     move_ms: Annotated[int, typer.Option("--move-ms", min=1, help="Time per decision (ms).")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", min=0, help="Time bank per match (ms).")] = 30000,
@@ -109,7 +120,8 @@ def play_cmd(
         replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
         key=key, bot_processes=bot_processes or None, bot_files=_files(bot_file), python=python,
-        **sandbox_options(sandbox_mode, bot_env),
+        bot_cpus=bot_cpus or None, ponder=ponder,
+        **sandbox_options(sandbox_mode, bot_env, require_cgroups=require_cgroups),
     )  # fmt: skip
     tally = [0, 0, 0]
     forfeits = [0, 0]

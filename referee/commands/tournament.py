@@ -17,10 +17,13 @@ from referee.commands import fail
 from referee.commands.bot_options import (
     BOT_ENV_HELP,
     CPU_HELP,
+    CPUS_HELP,
     FILE_HELP,
     MEMORY_HELP,
+    PONDER_HELP,
     PROCESSES_HELP,
     PYTHON_HELP,
+    REQUIRE_CGROUPS_HELP,
     SANDBOX_HELP,
 )
 from referee.errors import RefereeError
@@ -159,6 +162,11 @@ def tournament_cmd(
     bot_processes: Annotated[
         int | None, typer.Option("--bot-processes", min=0, max=1 << 20, help=PROCESSES_HELP + " [default: 256]")
     ] = None,
+    bot_cpus: Annotated[
+        float | None, typer.Option("--bot-cpus", min=0, max=1024, help=CPUS_HELP)
+    ] = None,
+    ponder: Annotated[bool, typer.Option("--ponder", help=PONDER_HELP)] = False,
+    require_cgroups: Annotated[bool, typer.Option("--require-cgroups", help=REQUIRE_CGROUPS_HELP)] = False,
     bot_file: Annotated[list[str] | None, typer.Option("--bot-file", help=FILE_HELP)] = None,
     python: Annotated[str | None, typer.Option("--python", help=PYTHON_HELP)] = None,
     bot_option: Annotated[
@@ -166,7 +174,8 @@ def tournament_cmd(
         typer.Option(
             "--bot-option",
             help="NAME:key=value, a setting of one bot (repeat), over the others: startup_ms, move_ms, bank_ms, "
-            "memory_mb, cpu_s, processes, env (NAME=VALUE), file (a path), python; e.g. java:memory_mb=8192.",
+            "memory_mb, cpu_s, processes, cpus, env (NAME=VALUE), file (a path), python; e.g. "
+            "java:memory_mb=8192.",
         ),
     ] = None,
     deals: Annotated[
@@ -190,8 +199,9 @@ def tournament_cmd(
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
         backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir,
         compress=compress,
-        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes,
-        bot_files=tuple(bot_file or ()), python=python, bot_options=tuple(bot_option or ()), deals=deals,
+        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes, bot_cpus=bot_cpus,
+        ponder=ponder, require_cgroups=require_cgroups, bot_files=tuple(bot_file or ()), python=python,
+        bot_options=tuple(bot_option or ()), deals=deals,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)

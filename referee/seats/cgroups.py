@@ -141,11 +141,14 @@ def _v2_parent(mount: str, own: str) -> Path:
     return base
 
 
-def _detect() -> Support:
+def detect(mounts: list[tuple[str, str, set[str]]] | None = None, own: dict[str, str] | None = None) -> Support:
+    """What the machine offers, from its cgroup ``mounts`` and this process's ``own`` groups (both read from
+    ``/proc/self`` by default); :class:`CgroupUnavailable` with the reason. On cgroup v2 this moves the referee into
+    a leaf of its group where needed, and enables the controllers below it."""
     if os.environ.get(SWITCH_VAR, "").strip().lower() in ("off", "0", "no", "false"):
         raise CgroupUnavailable(f"cgroups switched off ({SWITCH_VAR}=off)")
-    mounts = _mounts()
-    own = _own_paths()
+    mounts = _mounts() if mounts is None else mounts
+    own = _own_paths() if own is None else own
     v2 = [m for m in mounts if m[1] == "cgroup2"]
     v1 = {c: m for m in mounts if m[1] == "cgroup" for c in m[2] if c in (*CONTROLLERS, "freezer")}
     if v2 and "0" in own:
@@ -180,7 +183,7 @@ _run_pid = 0
 @cache
 def _support_cached() -> Support | str:
     try:
-        return _detect()
+        return detect()
     except CgroupUnavailable as exc:
         return str(exc)
     except OSError as exc:
@@ -234,12 +237,15 @@ def _sweep_stale(parent: Path) -> None:
 
 
 @atexit.register
-def _remove_run() -> None:
+def remove_run() -> None:
+    """Remove this process's folders (empty once every bot is closed): at exit, and where a worker process ends
+    without running exit handlers."""
     if _run_pid != os.getpid():
         return
     for folder in _run.values():
         with contextlib.suppress(OSError):
             folder.rmdir()
+    _run.clear()
 
 
 _serial = 0

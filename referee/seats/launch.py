@@ -21,7 +21,7 @@ from pathlib import Path
 
 import referee
 from referee.errors import RefereeError
-from referee.seats import sandbox, seccomp
+from referee.seats import cgroups, sandbox, seccomp
 from referee.seats.descendants import TOKEN_VAR
 
 
@@ -81,6 +81,35 @@ class Limits:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
         for ``bwrap`` where it cannot work)."""
         return sandbox.choose(self.sandbox).mode
+
+
+def expected_isolation(mode: str, ponder: bool) -> dict[str, str]:
+    """How bots of sandbox ``mode`` (``bwrap`` or ``none``) will be held here: ``limits`` (``cgroup-v2``,
+    ``cgroup-v1`` or ``rlimit``), ``freezer`` (``cgroup.freeze``, ``freezer.state``, ``sigstop``; ``off`` when
+    they may ``ponder``) and ``filter`` (``seccomp`` or ``off``): what replay headers and standings record."""
+    found = None if cgroups.reason() is not None else cgroups.support()
+    filtered = mode == "bwrap" and seccomp.enabled() and seccomp.reason() is None
+    freezer = "off" if ponder else "sigstop" if found is None else found.freezer
+    return {"limits": "rlimit" if found is None else found.mode, "freezer": freezer,
+            "filter": "seccomp" if filtered else "off"}  # fmt: skip
+
+
+def isolation_warnings(sandboxed: bool, *, require_cgroups: bool = False) -> list[str]:
+    """One line for each defence the bots of a run go without here: cgroups (:class:`~referee.seats.sandbox.
+    SandboxError` instead where ``require_cgroups``), and for sandboxed bots the syscall filter."""
+    out: list[str] = []
+    why = cgroups.reason()
+    if why is not None:
+        if require_cgroups:
+            raise sandbox.SandboxError(f"--require-cgroups: {why}")
+        out.append(f"bots run without cgroups ({why}): memory and CPU time are limited per process, no CPU "
+                   "share is enforced, and a bot is stopped between its turns with SIGSTOP")  # fmt: skip
+    if sandboxed:
+        if not seccomp.enabled():
+            out.append(f"bots run without the syscall filter ({seccomp.SWITCH_VAR}=off)")
+        elif (missing := seccomp.reason()) is not None:
+            out.append(f"bots run without the syscall filter: {missing}")
+    return out
 
 
 def _probe(test: Callable[[], bool]) -> bool:

@@ -35,7 +35,7 @@ import weakref
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
-from referee.seats import cgroups, seccomp
+from referee.seats import cgroups
 from referee.seats import descendants as desc
 from referee.seats.descendants import ProcInfo, descendants, reap, snapshot, with_token
 from referee.seats.launch import (
@@ -49,6 +49,7 @@ from referee.seats.launch import (
     bot_environment,
     check_command,
     command_argv,
+    expected_isolation,
     plan,
     resolve_paths,
 )
@@ -136,6 +137,7 @@ def kill_all_now() -> None:
                 bot.cgroup.remove(wait_s=0.2)
         bot.kill_family()
         _LIVE.pop(pgid, None)
+    cgroups.remove_run()
 
 
 atexit.register(kill_all_now)
@@ -354,16 +356,10 @@ class BotProcess:
             return {}
         launch, group = self._launch, self.cgroup
         if launch is None:  # not started yet: what it will get
-            found = None if cgroups.reason() is not None else cgroups.support()
-            filtered = mode == "bwrap" and seccomp.enabled() and seccomp.reason() is None
-            limits = "rlimit" if found is None else found.mode
-            freezer = "sigstop" if found is None else found.freezer
-        else:
-            filtered = launch.filtered
-            limits = group.support.mode if group is not None else launch.limits
-            freezer = group.support.freezer if group is not None else "sigstop"
-        return {"limits": limits, "freezer": "off" if self.limits.ponder else freezer,
-                "filter": "seccomp" if filtered else "off"}
+            return expected_isolation(mode, self.limits.ponder)
+        limits = group.support.mode if group is not None else launch.limits
+        freezer = "off" if self.limits.ponder else group.support.freezer if group is not None else "sigstop"
+        return {"limits": limits, "freezer": freezer, "filter": "seccomp" if launch.filtered else "off"}
 
     @property
     def cwd(self) -> Path | None:
@@ -440,7 +436,7 @@ class BotProcess:
         _LIVE[proc.pid] = self
         if launch.mode == "none":
             self._watch_task = asyncio.ensure_future(self._watch())
-        if self.limits.memory_bytes is not None and self.cgroup is None:
+        if self.limits.memory_bytes is not None:
             _watch_memory(loop, self)
         assert proc.stdin is not None
         self._stdout, self._stdin = stdout, proc.stdin
@@ -510,19 +506,27 @@ class BotProcess:
         self._stopped = []
 
     def _check_memory(self, loop: asyncio.AbstractEventLoop) -> bool:
-        """Kill the bot if its processes together hold more than its memory limit (RLIMIT_AS bounds each process
-        alone; this bounds the bot as a whole). False once the bot needs no more watching."""
+        """Kill the bot if it went over its memory limit: where its cgroup bounds it, once the kernel killed one
+        of its processes for it (the whole bot forfeits, not only that process); else when its processes
+        together hold more than the limit (RLIMIT_AS bounds each process alone). False once the bot needs no
+        more watching."""
         pid, limit = self.pid, self.limits.memory_bytes
         if pid is None or limit is None or self._proc is None or self._proc.returncode is not None:
             return False
-        used = desc.resident_bytes(desc.tree(pid))  # a few small /proc files: cheaper than a thread hop
-        self._peak_rss = max(self._peak_rss, used)
-        if used <= limit:
-            return True
-        self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
-        self._signal_group(signal.SIGKILL)
-        if self.sandbox == "none":
-            self._kill_task = loop.run_in_executor(None, self.kill_family)
+        if self.cgroup is not None:
+            if not self.cgroup.memory_kills():
+                return True
+            self.killed_for = f"its memory cgroup killed a process of it, over the {limit >> 20} MiB limit"
+            self.cgroup.kill()
+        else:
+            used = desc.resident_bytes(desc.tree(pid))  # a few small /proc files: cheaper than a thread hop
+            self._peak_rss = max(self._peak_rss, used)
+            if used <= limit:
+                return True
+            self.killed_for = f"its processes used {used >> 20} MiB of memory, over the {limit >> 20} MiB limit"
+            self._signal_group(signal.SIGKILL)
+            if self.sandbox == "none":
+                self._kill_task = loop.run_in_executor(None, self.kill_family)
         log.debug("%s: killed: %s", self.label, self.killed_for)
         return False
 
@@ -670,8 +674,8 @@ class BotProcess:
     def _exit_text(self) -> str:
         if self.killed_for is None and self.cgroup is not None and self.cgroup.memory_kills():
             limit = self.limits.memory_bytes
-            size = "its" if limit is None else f"the {limit >> 20} MiB"
-            self.killed_for = f"its memory cgroup killed a process at {size} memory limit"
+            over = "" if limit is None else f", over the {limit >> 20} MiB limit"
+            self.killed_for = f"its memory cgroup killed a process of it{over}"
         if self.killed_for is not None:
             return f"the bot was killed: {self.killed_for}"
         code = self.returncode

@@ -10,10 +10,13 @@ whose ``/tmp/home`` is its working and home directory (and a small ``/dev/shm``)
 read-only. Nothing else of the host is there: not the referee's
 folders (replays, logs, deals, rules), not the host's ``/tmp``, not the home directory, not another bot.
 
-When the referee runs as root, the bot runs as an unprivileged user id of its own (see :func:`bot_uid`), with
-no capabilities and ``no_new_privs``: the kernel exempts root from RLIMIT_NPROC, and root inside the sandbox
-could make device nodes or remount. Limits are rlimits set inside the sandbox (``prlimit``): address space,
-CPU seconds and file size per process, process count per bot (its own user id, or its own user namespace).
+When the referee runs as root, the bot runs as an unprivileged user id of its own that no other bot process gets
+(see :func:`bot_uid`), with no capabilities and ``no_new_privs``: the kernel exempts root from RLIMIT_NPROC, and
+root inside the sandbox could make device nodes or remount. bwrap's options reach it through a descriptor and the
+command through a launcher script, so the sandbox's process list shows no host path; machine-wide ``/proc`` files
+are masked (:data:`MASKED_PROC`); the syscall filter of :mod:`referee.seats.seccomp` applies. The bot's cgroup
+(:mod:`referee.seats.cgroups`) bounds its memory, processes and CPU share; rlimits set inside the sandbox
+(``prlimit``) add CPU seconds and file size per process, and the process count of its user id.
 
 ``--sandbox auto`` uses bwrap when a probe run works and otherwise runs bots unsandboxed with a one-line
 warning; ``--sandbox bwrap`` fails with a one-line error instead. :data:`BWRAP_VAR` names another bwrap binary.
@@ -365,7 +368,7 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
             content = _meminfo(jail.memory_bytes) if path == "/proc/meminfo" else b""
             if path == "/proc/loadavg":
                 content = b"0.00 0.00 0.00 1/1 1\n"
-            out += ["--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
+            out += ["--perms", "0444", "--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
         out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
         out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
         binds: list[str] = []
@@ -398,6 +401,26 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
         for fd in fds:
             os.close(fd)
         raise
+
+
+def exposed_output(outputs: Iterable[tuple[str, Path]], visible: Iterable[tuple[str, Path]]) -> str | None:
+    """Why an output of the run (``(what, path)``: a replay, the logs, a results folder) lies inside what a bot can
+    read (``(option, path)``: ``--bot-cwd``, ``--bot-file``), or None. Bots would read it while it is written,
+    and could leave files there for each other."""
+    seen = [(what, _real(p)) for what, p in visible]
+    for name, path in outputs:
+        where = _real(path)
+        for what, folder in seen:
+            if where == folder or folder in where.parents:
+                return f"{name} {path} is inside {what} {folder}, which the bots can read: write it elsewhere"
+    return None
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def sandbox_env(env: dict[str, str]) -> dict[str, str]:

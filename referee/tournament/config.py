@@ -101,6 +101,8 @@ class TournamentConfig:
     settings: BotSettings = field(default_factory=BotSettings)  # every bot's limits, files, interpreter
     suite: tuple[tuple[Deal, ...], ...] = ()  # a deal suite: pair k plays suite[k % len], then the shuffle
     workdir: str | None = field(default=None, compare=False)  # where relative bot paths are read from
+    ponder: bool = False  # bots may run while it is not their turn (else they are frozen)
+    require_cgroups: bool = False  # a machine without usable cgroups is an error, not a fall-back to rlimits
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -162,6 +164,8 @@ class TournamentConfig:
             **({"settings": self.settings.to_json()} if not self.settings.empty else {}),
             **({"deals": [[d.to_json() for d in seq] for seq in self.suite]} if self.suite else {}),
             **({"workdir": self.workdir} if self.workdir is not None else {}),
+            **({"ponder": True} if self.ponder else {}),
+            **({"require_cgroups": True} if self.require_cgroups else {}),
         }
 
     @staticmethod
@@ -184,6 +188,8 @@ class TournamentConfig:
                 settings=BotSettings.from_json(data.get("settings", {})),
                 suite=tuple(tuple(Deal.from_json(d) for d in seq) for seq in data.get("deals", [])),
                 workdir=None if data.get("workdir") is None else str(data["workdir"]),
+                ponder=bool(data.get("ponder", False)),
+                require_cgroups=bool(data.get("require_cgroups", False)),
             )
         except (KeyError, TypeError, ValueError, EngineError, SettingsError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
@@ -274,8 +280,9 @@ def with_rounds(rules: Rules, rounds: int) -> Rules:
         raise TournamentError(str(exc)) from None
 
 
-_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits"}
-_LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "files", "python"})
+_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits",
+              "ponder", "require_cgroups"}  # fmt: skip
+_LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "cpus", "files", "python"})
 
 
 def load_config(path: Path) -> TournamentConfig:
@@ -336,6 +343,9 @@ def config_from_dict(
         raise TournamentError(f'{source}: [bot_env] must be a table of NAME = "value"')
     if data.get("sandbox", "auto") not in ("auto", "bwrap", "none"):
         raise TournamentError(f"{source}: sandbox must be auto, bwrap or none")
+    for key in ("ponder", "require_cgroups"):
+        if not isinstance(data.get(key, False), bool):
+            raise TournamentError(f"{source}: {key} must be true or false")
     return TournamentConfig(
         bots=bots,
         rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
@@ -348,6 +358,8 @@ def config_from_dict(
         sandbox=data.get("sandbox", "auto"),
         bot_env=tuple(env_table.items()),
         settings=limits,
+        ponder=data.get("ponder", False),
+        require_cgroups=data.get("require_cgroups", False),
     )
 
 

@@ -25,7 +25,8 @@ from typing import Any, TextIO
 
 from referee.errors import RefereeError
 from referee.records import TimeControl
-from referee.seats.sandbox import MODES, parse_env, resolve
+from referee.seats.launch import isolation_warnings
+from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
 from referee.tournament.config import (
     BotSpec,
     Format,
@@ -86,6 +87,9 @@ class Request:
     bot_memory_mb: int | None = None  # every bot's limits, over the tournament file's [limits]
     bot_cpu_s: int | None = None
     bot_processes: int | None = None
+    bot_cpus: float | None = None
+    ponder: bool = False  # bots may think on the opponent's time (over the tournament file's)
+    require_cgroups: bool = False  # no fall-back to rlimits where cgroups do not work
     bot_files: tuple[str, ...] = ()
     python: str | None = None
     bot_options: tuple[str, ...] = ()  # NAME:key=value, one bot's setting over everything else
@@ -96,8 +100,10 @@ class Request:
         values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
-                  self.bot_processes, self.bot_files, self.python, self.bot_options, self.deals]  # fmt: skip
-        return any(v is not None and v != () for v in values) or self.fail_if_worse or self.compress
+                  self.bot_processes, self.bot_cpus, self.bot_files, self.python, self.bot_options,
+                  self.deals]  # fmt: skip
+        flags = (self.fail_if_worse, self.compress, self.ponder, self.require_cgroups)
+        return any(v is not None and v != () for v in values) or any(flags)
 
 
 @dataclass
@@ -200,7 +206,15 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
         settings=_global_settings(req).over(base.settings if base else BotSettings()),
         suite=load_suite(req.deals) if req.deals is not None else (),
         workdir=str(Path.cwd().absolute()),
+        ponder=req.ponder or (base.ponder if base else False),
+        require_cgroups=req.require_cgroups or (base.require_cgroups if base else False),
     )
+
+
+def _isolation(mode: str, require_cgroups: bool, warn: Callable[[str], None]) -> None:
+    """Warn of each defence the bots go without here (:class:`SandboxError` where cgroups are required)."""
+    for line in isolation_warnings(resolve(mode, lambda _: None) == "bwrap", require_cgroups=require_cgroups):
+        warn(line)
 
 
 def _global_settings(req: Request) -> BotSettings:
@@ -208,7 +222,8 @@ def _global_settings(req: Request) -> BotSettings:
     try:
         files = [parse_setting("file", f, f"--bot-file {f!r}") for f in req.bot_files]
         python = [parse_setting("python", req.python, "--python")] if req.python is not None else []
-        flags = BotSettings(memory_mb=req.bot_memory_mb, cpu_s=req.bot_cpu_s, processes=req.bot_processes)
+        flags = BotSettings(memory_mb=req.bot_memory_mb, cpu_s=req.bot_cpu_s, processes=req.bot_processes,
+                            cpus=req.bot_cpus)  # fmt: skip
         settings = combine([flags, *files, *python])
         checked_files(settings, "--bot-file")
     except SettingsError as exc:
@@ -274,7 +289,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         store.options = dataclasses.replace(
             store.options, backend=req.backend, ray_address=req.ray_address, ray_working_dir=ray_dir
         )
-        resolve(store.config.sandbox, warn)
+        _isolation(store.config.sandbox, store.config.require_cgroups, warn)
         for w in store.warnings:
             if NO_KEY not in w:
                 warn(w)
@@ -287,6 +302,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         config = build_config(req, secret_seed(req.seed_file, environ))
         # the folder records the sandbox the bots really run in, and a resumed run needs the same
         config = dataclasses.replace(config, sandbox=resolve(config.sandbox, warn))
+        _isolation(config.sandbox, config.require_cgroups, warn)
         if config.seed_drawn and req.shard:
             raise TournamentError(
                 f"--shard needs the seed every shard shares: --seed-file FILE or ${SEED_ENV} (or --seed)"
@@ -303,6 +319,11 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             compress=req.compress,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
+        readable = {f for name in (None, *(b.name for b in config.bots))
+                    for f in (config.settings if name is None else config.settings_of(name)).files}  # fmt: skip
+        exposed = exposed_output([("the output folder", where)], [("the readable file", Path(f)) for f in readable])
+        if exposed is not None:
+            raise TournamentError(exposed)
         key = signing_key(req.key, create=True)
         store = start(config, options, where, key)
         if config.seed_drawn:

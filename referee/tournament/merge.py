@@ -82,7 +82,7 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None, *
         )
     st = compute(base.config, list(records.values()), base.options.sprt)
     gates = judge(base.config, base.options, st)
-    result = MergeResult(st, table(st, base.config.sandbox), missing, sorted(seen), warnings, gates)
+    result = MergeResult(st, table(st, base.config.sandbox, base.config.ponder), missing, sorted(seen), warnings, gates)
     if out is not None:
         _write(out, base, schedule, records, origin, st, not missing, key)
     return result

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from referee.seats.launch import expected_isolation
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.config import TournamentConfig
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
@@ -33,6 +34,8 @@ def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int
         "fingerprint": config.fingerprint(),
         "seed": str(config.seed),
         "sandbox": config.sandbox,
+        # How the bots are held where this report is written: cgroup limits, freezer, syscall filter.
+        "isolation": {**expected_isolation(config.sandbox, config.ponder), "ponder": config.ponder},
         "shard": list(shard),
         "scheduled": scheduled,
         "complete": complete,
@@ -69,13 +72,15 @@ def _grid(head: list[str], rows: list[list[str]], left: set[int]) -> str:
     )
 
 
+UNFROZEN = "the bots could ponder (--ponder): each could think, and use the CPU, on its opponent's time"
+NO_CGROUPS = "the bots ran without cgroups: memory and CPU were limited per process only, no CPU share enforced"
 UNSANDBOXED = "the bots ran without a sandbox (--sandbox none): they could read and signal anything the referee can"
 
 
-def table(st: Standings, sandbox: str = "bwrap") -> str:
+def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     """The standings as plain text: the leaderboard (one bot a line, best first, forfeits by column last), the
-    head-to-head lines, the SPRT, the per-bot statistics, and a last line when the bots ran without a
-    sandbox."""
+    head-to-head lines, the SPRT, the per-bot statistics, and a last line for each defence the bots went
+    without (the sandbox, cgroups, the freezer: ``ponder``)."""
     head = [*LEADERBOARD_HEAD, *COLUMN_TITLES.values()]
     rows = [[*leaderboard_cells(i, b), *(str(b.failures[c]) for c in COLUMN_TITLES)] for i, b in enumerate(st.bots, 1)]
     out = _grid(head, rows, {1})
@@ -89,6 +94,10 @@ def table(st: Standings, sandbox: str = "bwrap") -> str:
     out += "\n\n" + _grid(STATS_HEAD, [stats_cells(b) for b in st.bots], {0, 7})
     if sandbox == "none":
         out += f"\n{UNSANDBOXED}"
+    if expected_isolation(sandbox, ponder)["limits"] == "rlimit":
+        out += f"\n{NO_CGROUPS}"
+    if ponder:
+        out += f"\n{UNFROZEN}"
     return out
 
 

@@ -31,6 +31,7 @@ from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.seats import BotSeat
 from referee.seats.descendants import adopt_orphans
+from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, work_units
@@ -46,6 +47,8 @@ def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
         cpu_seconds=s.cpu_s or None, memory_bytes=(memory << 20) or None, sandbox=config.sandbox,
         processes=DEFAULT_PROCESSES if s.processes is None else (s.processes or None),
         env=s.env if name is not None else config.bot_env, files=s.files, python=s.python,
+        cpus=DEFAULT_CPUS if s.cpus is None else (s.cpus or None), ponder=config.ponder,
+        require_cgroups=config.require_cgroups,
     )  # fmt: skip
 
 

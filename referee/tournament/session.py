@@ -148,7 +148,7 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete)
     write_report(store.root, st, records, meta)
     failures = judge(store.config, store.options, st)
-    return Outcome(st, table(st, store.config.sandbox), complete, failures, list(warnings or []))
+    return Outcome(st, table(st, store.config.sandbox, store.config.ponder), complete, failures, list(warnings or []))
 
 
 def default_jobs() -> int:

@@ -9,9 +9,10 @@ tournament's over the defaults. The keys are the same everywhere:
 startup_ms time for the handshake (ms)
 move_ms    time per decision (ms)
 bank_ms    time bank per match (ms)
-memory_mb  address-space limit per bot process (MiB; 0: none; default 2048)
+memory_mb  memory of the whole bot: its cgroup's limit, else per process (MiB; 0: none; default 2048)
 cpu_s      CPU-time limit per bot process (s; 0: none)
 processes  processes and threads of one sandboxed bot (0: none; default 256)
+cpus       the bot's CPU quota (a number of CPUs, e.g. 1 or 0.5; 0: none; default 1)
 env        ``NAME=VALUE`` added to the bot's environment (repeat)
 file       a host file or folder the sandboxed bot may read (repeat; ``files`` in a file)
 python     the interpreter of a ``.py`` bot (default: the referee's own)
@@ -33,10 +34,14 @@ TIME_KEYS = ("startup_ms", "move_ms", "bank_ms")
 """The time-control keys (milliseconds, 0 .. 3600000)."""
 LIMIT_KEYS = ("memory_mb", "cpu_s", "processes")
 """The resource-limit keys (whole numbers, 0: no limit)."""
-KEYS = (*TIME_KEYS, *LIMIT_KEYS, "env", "file", "python")
+KEYS = (*TIME_KEYS, *LIMIT_KEYS, "cpus", "env", "file", "python")
 """Every key of ``--bot-option NAME:key=value``."""
 _MAX = {"startup_ms": 3_600_000, "move_ms": 3_600_000, "bank_ms": 3_600_000, "memory_mb": 1 << 30,
         "cpu_s": 10**9, "processes": 1 << 20}  # fmt: skip
+
+
+MAX_CPUS = 1024
+"""The largest CPU quota of one bot."""
 
 
 class SettingsError(UsageError):
@@ -56,12 +61,15 @@ class BotSettings:
     env: tuple[tuple[str, str], ...] = ()
     files: tuple[str, ...] = ()
     python: str | None = None
+    cpus: float | None = None
 
     def __post_init__(self) -> None:
         for key, top in _MAX.items():
             value = getattr(self, key)
             if value is not None and not 0 <= value <= top:
                 raise SettingsError(f"{key}: {value} is outside 0..{top}")
+        if self.cpus is not None and not 0 <= self.cpus <= MAX_CPUS:
+            raise SettingsError(f"cpus: {self.cpus} is outside 0..{MAX_CPUS}")
 
     @property
     def empty(self) -> bool:
@@ -72,7 +80,7 @@ class BotSettings:
         """These settings laid over ``base``: each value set here wins; ``env`` and ``files`` add to base's (an
         environment variable set in both takes this one's value)."""
         values = {k: getattr(self, k) if getattr(self, k) is not None else getattr(base, k)
-                  for k in (*TIME_KEYS, *LIMIT_KEYS, "python")}  # fmt: skip
+                  for k in (*TIME_KEYS, *LIMIT_KEYS, "python", "cpus")}  # fmt: skip
         env = dict(base.env)
         env.update(self.env)
         files = tuple(dict.fromkeys((*base.files, *self.files)))
@@ -81,7 +89,7 @@ class BotSettings:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON of the values set (nothing for empty settings, so older descriptions keep their hash)."""
         out: dict[str, Any] = {}
-        for key in (*TIME_KEYS, *LIMIT_KEYS, "python"):
+        for key in (*TIME_KEYS, *LIMIT_KEYS, "python", "cpus"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.env:
@@ -108,6 +116,12 @@ def _whole(value: Any, key: str, source: str) -> int:
     return value
 
 
+def _cpus(value: Any, source: str) -> float:
+    if type(value) not in (int, float) or value != value:
+        raise SettingsError(f"{source}: cpus must be a number of CPUs (e.g. 1 or 0.5), got {value!r}")
+    return float(value)
+
+
 def _path(value: str, base_dir: Path | None) -> str:
     """``value`` made absolute against ``base_dir`` (the folder of a tournament file, else the current one)."""
     path = Path(value).expanduser()
@@ -132,11 +146,13 @@ def from_table(data: dict[str, Any], source: str, *, base_dir: Path | None, extr
     """Settings from a table of a tournament file (``env`` a table, ``files`` a list; relative paths against
     ``base_dir``); keys in ``extra`` are skipped (a bot table's ``command``), any other unknown key is an
     error."""
-    known = {*TIME_KEYS, *LIMIT_KEYS, "env", "files", "python"}
+    known = {*TIME_KEYS, *LIMIT_KEYS, "cpus", "env", "files", "python"}
     unknown = set(data) - known - extra
     if unknown:
         raise SettingsError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
     values: dict[str, Any] = {k: _whole(data[k], k, source) for k in (*TIME_KEYS, *LIMIT_KEYS) if k in data}
+    if "cpus" in data:
+        values["cpus"] = _cpus(data["cpus"], source)
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise SettingsError(f'{source}: env must be a table of NAME = "value"')
@@ -173,6 +189,11 @@ def parse_setting(key: str, value: str, source: str) -> BotSettings:
             raise SettingsError(f"{source}: {key} takes a whole number")
         changes: dict[str, Any] = {key: int(value.strip())}
         return dataclasses.replace(BotSettings(), **changes)
+    if key == "cpus":
+        try:
+            return BotSettings(cpus=_cpus(float(value), source))
+        except ValueError:
+            raise SettingsError(f"{source}: cpus takes a number of CPUs (e.g. 1 or 0.5)") from None
     if key == "env":
         return BotSettings(env=(_env_pair(value, source),))
     if key == "file":
