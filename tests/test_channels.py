@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BatteryTally
-from test_attacks import EXE, FIRST, PROBLEM, Run, referee
+from test_attacks import EXE, FIRST, PROBLEM, Run, referee, verdicts_in
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHANNEL = HOSTILE / "channel_bot.py"
@@ -277,22 +277,65 @@ def cmdline(tmp: Path, switch: Switch) -> Run:
     return play(tmp, (FIRST, f"{SHARE} cmdline {mark}"), mark, switch, "--rounds", "1")
 
 
-def cwd_replay(tmp: Path, switch: Switch) -> Run:
-    """Both bots in ``--bot-cwd DIR`` with the replay written to ``DIR/x.jsonl``."""
+def shared_folder(tmp: Path) -> Path:
     folder = tmp / "shared"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
+    return folder
+
+
+def peekers(tmp: Path, switch: Switch, folder: Path, *options: str, replay: str = "r.jsonl") -> Run:
+    """Both bots cwd_peek in ``--bot-cwd FOLDER``; ``named``: their verdicts that name both opening hands of a
+    round of the replay."""
     mark = tag()
     bots = (f"{SHARE} cwd_peek {mark}", f"{SHARE} cwd_peek {mark}")
-    run = play(tmp, bots, mark, switch, "--bot-cwd", str(folder), "--rounds", "2", replay=str(folder / "x.jsonl"),
+    run = play(tmp, bots, mark, switch, "--bot-cwd", str(folder), "--rounds", "2", *options, replay=replay,
                allowed=(0, 2))  # fmt: skip
-    starts = round_starts(folder)
+    starts = round_starts(tmp)
     run.result["named"] = sum(
         any(sorted(rs["field"]) == v["field"] and sorted(rs["hands"][0] + rs["hands"][1]) == v["named"]  # type: ignore[index, operator]
             for rs in starts)
         for v in run.verdicts if "named" in v
     )  # fmt: skip
     return run
+
+
+def cwd_replay(tmp: Path, switch: Switch) -> Run:
+    """The replay written to ``DIR/x.jsonl`` (or, through a symlink to DIR, or the logs in it)."""
+    folder = shared_folder(tmp)
+    return peekers(tmp, switch, folder, replay=str(folder / "x.jsonl"))
+
+
+def cwd_via_link(tmp: Path, switch: Switch) -> Run:
+    (tmp / "link").symlink_to(shared_folder(tmp))
+    return peekers(tmp, switch, tmp / "shared", replay=str(tmp / "link" / "x.jsonl"))
+
+
+def cwd_logs(tmp: Path, switch: Switch) -> Run:
+    folder = shared_folder(tmp)
+    run = peekers(tmp, switch, folder, "--log-dir", str(folder / "logs"))
+    run.verdicts = verdicts_in(folder / "logs")
+    return run
+
+
+def cwd_symlink(tmp: Path, switch: Switch) -> Run:
+    """The replay outside DIR, and a symlink in DIR to it (``latest.jsonl``, as an organiser may keep)."""
+    folder = shared_folder(tmp)
+    (folder / "latest.jsonl").symlink_to(tmp / "r.jsonl")
+    return peekers(tmp, switch, folder)
+
+
+def replay_named(run: Run) -> bool:
+    return int(run.result.get("named", 0)) > 0  # type: ignore[call-overload]
+
+
+def refused_inside(run: Run) -> bool:
+    """The run was refused (exit 2, one line naming --bot-cwd) before any bot started."""
+    return run.code == 2 and "--bot-cwd" in run.err and len(run.err.splitlines()) == 1 and not run.verdicts
+
+
+def no_replay_named(run: Run) -> bool:
+    return int(run.result.get("named", 0)) == 0 and ends_normally(run)  # type: ignore[call-overload]
 
 
 def cwd_notes(tmp: Path, switch: Switch) -> Run:
@@ -339,7 +382,7 @@ class Case:
     run: Callable[[Path, Switch], Run]
     way_out: Callable[[Run], bool]  # the attack got through
     blocked: Callable[[Run], bool]  # what a defended run must show: the error it met, the limit it hit
-    control: Switch  # the defence turned off
+    control: Switch | None  # the defence turned off (None: nothing turns it off)
     defended: bool  # the defence is in this tree: the defaults must block the attack
     slow: bool = False
 
@@ -368,8 +411,11 @@ CASES = [
          lambda r: held_mib(r) <= 128 and (own_memory_forfeit(r) or bool(errors(r))), NO_CGROUPS, True),
     Case("cmdline", cmdline, lambda r: any(v.get("won") is True for v in r.verdicts),
          lambda r: any(v.get("won") is False for v in r.verdicts) and ends_normally(r), UNSANDBOXED, True),
-    Case("cwd_replay", cwd_replay, lambda r: int(r.result.get("named", 0)) > 0,  # type: ignore[call-overload]
-         lambda r: r.code == 2 and "--bot-cwd" in r.err and not r.verdicts, UNSANDBOXED, False),
+    # Refused whatever the sandbox: no switch turns it off; cwd_symlink's control shows the bot reading a replay.
+    Case("cwd_replay", cwd_replay, replay_named, refused_inside, None, True),
+    Case("cwd_replay-link", cwd_via_link, replay_named, refused_inside, None, True),
+    Case("cwd_logs", cwd_logs, lambda r: bool(r.verdicts), refused_inside, None, True),
+    Case("cwd_symlink", cwd_symlink, replay_named, no_replay_named, UNSANDBOXED, True),
     Case("cwd_notes", cwd_notes, note_read,
          lambda r: not note_read(r) and "EROFS" in errors(r) and ends_normally(r), UNSANDBOXED, True),
     Case("facilities", facilities, facility_open, all_denied, NO_FILTER, True),
@@ -404,6 +450,8 @@ def test_an_attack_on_fairness_under_the_defaults(case: Case, tmp_path: Path, ba
 @pytest.mark.parametrize("case", params(CASES))
 def test_without_its_defence_the_attack_gets_through(case: Case, tmp_path: Path) -> None:
     """The control: the same attack with the defence turned off works, so the bot really attacks."""
+    if case.control is None:
+        pytest.skip("nothing turns this defence off")
     if not case.defended and case.control.sandbox == "bwrap":
         pytest.skip("the defence is not in this tree: the run under the defaults is the control")
     if missing := [o for o in case.control.options if not has_option(o)]:
