@@ -53,6 +53,7 @@ class BatteryTally:
     orphans: int = 0
     leaked_bytes: int = 0
     ways_out: int = 0  # attacks of the cheating battery that got through the sandbox
+    open_channels: int = 0  # attacks on fairness that get through because their defence is not in the tree yet
 
 
 BATTERY = pytest.StashKey[BatteryTally]()
@@ -77,6 +78,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(
             f"battery: {t.cases} cases tried, {t.expected} outcomes as expected, {t.orphans} orphans left, "
             f"{t.leaked_bytes} hidden-card bytes leaked, ways out found: {t.ways_out}"
+            + (f" ({t.open_channels} known open, their defence not in this tree)" if t.open_channels else "")
         )
 
 
@@ -94,3 +96,8 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             out.append(int(entry))
     return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``slow`` marker: battery cases that take tens of seconds (``-m "not slow"`` leaves them out)."""
+    config.addinivalue_line("markers", "slow: a case that takes tens of seconds (deselect with -m 'not slow')")

@@ -308,7 +308,9 @@ CONTROLS = {
     "parent_fds": lambda tmp: play(tmp, "parent_fds", sandbox="none"),
     "parent_fds-j2": lambda tmp: tournament(tmp, "parent_fds", sandbox="none", jobs=2),
     "replay_search": lambda tmp: play(tmp, "replay_search", sandbox="none"),
-    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1")),
+    # Bots are frozen between their turns, sandboxed or not: only one that may think on its opponent's time
+    # (--ponder) can try to stop an unsandboxed referee.
+    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1", "--ponder")),
     "results_rewrite": lambda tmp: tournament(tmp, "results_rewrite", sandbox="none"),
 }
 JUDGE = {a.mode: a.way_out for a in ATTACKS}
