@@ -101,6 +101,8 @@ class TournamentConfig:
     settings: BotSettings = field(default_factory=BotSettings)  # every bot's limits, files, interpreter
     suite: tuple[tuple[Deal, ...], ...] = ()  # a deal suite: pair k plays suite[k % len], then the shuffle
     workdir: str | None = field(default=None, compare=False)  # where relative bot paths are read from
+    event: str | None = field(default=None, compare=False)  # the event's name, shown on its pages
+    event_description: str = field(default="", compare=False)  # a line or two about the event
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -162,6 +164,7 @@ class TournamentConfig:
             **({"settings": self.settings.to_json()} if not self.settings.empty else {}),
             **({"deals": [[d.to_json() for d in seq] for seq in self.suite]} if self.suite else {}),
             **({"workdir": self.workdir} if self.workdir is not None else {}),
+            **({"event": {"name": self.event, "description": self.event_description}} if self.event else {}),
         }
 
     @staticmethod
@@ -184,15 +187,18 @@ class TournamentConfig:
                 settings=BotSettings.from_json(data.get("settings", {})),
                 suite=tuple(tuple(Deal.from_json(d) for d in seq) for seq in data.get("deals", [])),
                 workdir=None if data.get("workdir") is None else str(data["workdir"]),
+                event=str(data["event"]["name"]) if data.get("event") else None,
+                event_description=str(data["event"].get("description", "")) if data.get("event") else "",
             )
         except (KeyError, TypeError, ValueError, EngineError, SettingsError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
 
     def fingerprint(self) -> str:
-        """A short hash of :meth:`to_json` (less :attr:`workdir`): equal for the shards and resumes of one
-        tournament, wherever they run."""
+        """A short hash of :meth:`to_json` (less :attr:`workdir` and the event's name): equal for the shards and
+        resumes of one tournament, wherever they run."""
         data = self.to_json()
         data.pop("workdir", None)
+        data.pop("event", None)
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -274,7 +280,8 @@ def with_rounds(rules: Rules, rounds: int) -> Rules:
         raise TournamentError(str(exc)) from None
 
 
-_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits"}
+_FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits",
+              "event"}  # fmt: skip
 _LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "files", "python"})
 
 
@@ -310,8 +317,17 @@ def config_from_dict(
     except SettingsError as exc:
         raise TournamentError(str(exc)) from None
     time_table = data.get("time", {})
-    if not isinstance(time_table, dict) or set(time_table) - {"startup_ms", "move_ms", "bank_ms"}:
+    if not isinstance(time_table, dict):
         raise TournamentError(f"{source}: [time] takes startup_ms, move_ms, bank_ms")
+    if unknown_time := sorted(set(time_table) - {"startup_ms", "move_ms", "bank_ms"}):
+        raise TournamentError(
+            f"{source}: [time] has no key {', '.join(unknown_time)}; it takes startup_ms, move_ms, bank_ms"
+        )
+    event_table = data.get("event", {})
+    if not isinstance(event_table, dict) or set(event_table) - {"name", "description"} or not all(
+        isinstance(v, str) for v in event_table.values()
+    ):
+        raise TournamentError(f'{source}: [event] takes name = "..." and description = "..."')
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in time_table.values()):
         raise TournamentError(f"{source}: [time] values must be whole milliseconds")
     rounds = data.get("rounds")
@@ -348,6 +364,8 @@ def config_from_dict(
         sandbox=data.get("sandbox", "auto"),
         bot_env=tuple(env_table.items()),
         settings=limits,
+        event=event_table.get("name") or None,
+        event_description=event_table.get("description", ""),
     )
 
 

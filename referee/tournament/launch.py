@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from referee.errors import RefereeError
 from referee.records import TimeControl
 from referee.seats.sandbox import MODES, parse_env, resolve
+from referee.tournament.commitment import commit
 from referee.tournament.config import (
     BotSpec,
     Format,
@@ -41,6 +42,7 @@ from referee.tournament.config import (
 )
 from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
+from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
 from referee.tournament.session import Outcome, default_jobs, play, resume, start
 from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
@@ -90,13 +92,17 @@ class Request:
     python: str | None = None
     bot_options: tuple[str, ...] = ()  # NAME:key=value, one bot's setting over everything else
     deals: Path | None = None  # a deal suite (referee.tournament.suite)
+    event: str | None = None  # the event's name (over the tournament file's [event])
+    event_description: str | None = None
+    forfeit_broken: bool = False  # a bot that fails the preflight plays (and forfeits) instead of stopping the run
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
         values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
-                  self.bot_processes, self.bot_files, self.python, self.bot_options, self.deals]  # fmt: skip
+                  self.bot_processes, self.bot_files, self.python, self.bot_options, self.deals, self.event,
+                  self.event_description]  # fmt: skip
         return any(v is not None and v != () for v in values) or self.fail_if_worse or self.compress
 
 
@@ -200,6 +206,10 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
         settings=_global_settings(req).over(base.settings if base else BotSettings()),
         suite=load_suite(req.deals) if req.deals is not None else (),
         workdir=str(Path.cwd().absolute()),
+        event=req.event if req.event is not None else (base.event if base else None),
+        event_description=(
+            req.event_description if req.event_description is not None else (base.event_description if base else "")
+        ),
     )
 
 
@@ -275,6 +285,12 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             store.options, backend=req.backend, ray_address=req.ray_address, ray_working_dir=ray_dir
         )
         resolve(store.config.sandbox, warn)
+        if req.backend == "local" and store.pending():
+            try:
+                _preflight(store.config, req.forfeit_broken, warn, "fix it and resume, or")
+            except TournamentError:
+                store.close()
+                raise
         for w in store.warnings:
             if NO_KEY not in w:
                 warn(w)
@@ -304,9 +320,13 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         key = signing_key(req.key, create=True)
+        if req.backend == "local":
+            _preflight(config, req.forfeit_broken, warn, "fix it, or")
         store = start(config, options, where, key)
         if config.seed_drawn:
             warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+    print(f"seed commitment {commit(store.config.seed)} (the seed is published once the tournament is complete)",
+          file=stream, flush=True)  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         outcome = play(store, stream=stream)
@@ -316,6 +336,20 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         signal.signal(signal.SIGTERM, previous)
     index = _write_pages(store.root, warn) if req.html else None
     return Report(outcome, store.root, index)
+
+
+def _preflight(config: TournamentConfig, forfeit_broken: bool, warn: Callable[[str], None], fix: str) -> None:
+    """Start every bot once before the first match: a bot that fails is an error naming it, or with
+    ``forfeit_broken`` a warning (it plays and forfeits). ``fix`` starts the error's advice."""
+    failures = check_bots(config)
+    if not failures:
+        return
+    if forfeit_broken:
+        for line in failures:
+            warn(f"{line}; it plays and forfeits (--forfeit-broken)")
+        return
+    more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+    raise TournamentError(f"{failures[0]}{more}; {fix} let broken bots forfeit: --forfeit-broken")
 
 
 def _write_pages(root: Path, warn: Callable[[str], None]) -> Path | None:

@@ -20,10 +20,12 @@ from urllib.parse import quote
 from referee.replay.html import ViewerError, asset, fill, nav_links, write_html
 from referee.text import scores_text
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
+from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
-from referee.tournament.standings import Standings, compute, rating_history
+from referee.tournament.standings import Standings, compute, rating_history, sprt_stop_point
+from referee.tournament.stats import SprtState
 from referee.tournament.store import DESCRIPTION, Store, existing_replay, replay_file, write_atomic
 
 HOME = "index.html"
@@ -61,8 +63,8 @@ def _match_href(root: Path, match_id: str) -> str:
 
 def _leaderboard(st: Standings) -> str:
     rows = []
-    for i, b in enumerate(st.bots, 1):
-        cells = "".join(f"<td>{_e(c)}</td>" for c in leaderboard_cells(i, b))
+    for i, b in enumerate(st.bots):
+        cells = "".join(f"<td>{_e(c)}</td>" for c in leaderboard_cells(st.rank_text(i), b))
         rows.append(f'<tr data-bot="{_e(b.name)}">{cells}</tr>')
     return _table("leaderboard", LEADERBOARD_HEAD, rows)
 
@@ -188,7 +190,9 @@ def _matches(root: Path, st: Standings, records: Sequence[Record]) -> str:
 def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, facts: str) -> str:
     """The home page of a tournament folder; ``records`` in the order they finished."""
     body = "\n".join([
+        _event(st),
         f'<p id="facts">{_e(facts)}</p>',
+        _sprt(st),
         "<h2>Leaderboard</h2>", _leaderboard(st),
         '<p class="note">Elo: a joint Bradley–Terry fit over all games (a draw is half a win), mean 0, with a 95% '
         "interval; LOS: the likelihood that the bot is stronger than the next one.</p>",
@@ -203,16 +207,57 @@ def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, 
 def write_home(root: Path, st: Standings, records: Sequence[Record], facts: str) -> Path:
     """Write ``index.html`` of the tournament folder ``root`` (records in the order they finished)."""
     path = root / HOME
-    write_atomic(path, home_html(root, st, records, f"Tournament {root.resolve().name}", facts))
+    event = st.config.event if st.config is not None else None
+    write_atomic(path, home_html(root, st, records, event or f"Tournament {root.resolve().name}", facts))
     return path
 
 
-def facts_text(st: Standings, scheduled: int, complete: bool) -> str:
-    """The home page's line of facts: matches played, rules and seed."""
+def facts_text(st: Standings, scheduled: int, complete: bool, shard: tuple[int, int] = (1, 1),
+               sprt_stop: int | None = None) -> str:  # fmt: skip
+    """The home page's line of facts: matches counted (whole pairs only) of those scheduled, how the run ended,
+    the rules, and the seed once the whole tournament is complete (before: the commitment to it)."""
     cfg = st.config
-    done = f"{st.matches} of {scheduled} matches played" + ("" if complete else " (unfinished)")
-    rules = f" · rules {cfg.rules.name} · seed {cfg.seed}" if cfg else ""
-    return done + rules
+    done = f"{st.counted} of {scheduled} matches counted"
+    if st.open_pairs:
+        done += f" ({st.open_pairs} pair(s) with one game played left out)"
+    if sprt_stop is not None:
+        done += f" · stopped by the SPRT after {sprt_stop} pairs"
+        if st.sprt is not None and st.sprt.pairs > sprt_stop:
+            done += f" ({st.sprt.pairs - sprt_stop} more in flight finished)"
+    elif not complete:
+        done += " (unfinished)"
+    if cfg is None:
+        return done
+    seed = (f"seed {cfg.seed} (commitment {commit(cfg.seed)})" if complete and tuple(shard) == (1, 1)
+            else f"seed commitment {commit(cfg.seed)}")  # fmt: skip
+    return f"{done} · rules {cfg.rules.name} · {seed}"
+
+
+def _event(st: Standings) -> str:
+    cfg = st.config
+    if cfg is None or cfg.event is None:
+        return ""
+    text = f'<p id="event-description">{_e(cfg.event_description)}</p>' if cfg.event_description else ""
+    return f'<h2 id="event">{_e(cfg.event)}</h2>{text}'
+
+
+def _sprt(st: Standings) -> str:
+    """The SPRT's verdict, its LLR and bounds, and the pentanomial counts it was computed on."""
+    s = st.sprt
+    if s is None or not st.pairings:
+        return ""
+    p = st.pairings[0]
+    verdict = {
+        SprtState.H1: f"H1 accepted: {p.first} is stronger than {p.second}",
+        SprtState.H0: f"H0 accepted: {p.first} is not stronger than {p.second}",
+        SprtState.CONTINUE: "no decision yet",
+    }[s.state]
+    counts = " ".join(str(c) for c in p.pentanomial)
+    return (
+        f'<p id="sprt" data-state="{_e(s.state.value)}"><b>SPRT: {_e(verdict)}</b> · LLR {s.llr:.2f} '
+        f"(bounds {s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs · pentanomial [{_e(counts)}] "
+        f"(pairs scoring 0, ½, 1, 1½, 2 for {_e(p.first)}) · +{p.wins} ={p.draws} -{p.losses}</p>"
+    )
 
 
 def _fallback(rec: Record, nav: str, reason: str) -> str:
@@ -269,8 +314,11 @@ def write_site(root: Path) -> Path:
     records = list(store.iter_records())  # the order of results.jsonl: the order they finished
     write_match_pages(root, records)
     st = compute(store.config, records, store.options.sprt)
-    complete = not store.pending()
+    sprt = store.options.sprt
+    stop = sprt_stop_point(store.config, records, sprt) if sprt is not None else None
+    complete = stop is not None or not store.pending()
+    facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
     try:
-        return write_home(root, st, records, facts_text(st, len(store.schedule), complete))
+        return write_home(root, st, records, facts)
     except OSError as exc:
         raise ViewerError(f"{root / HOME}: cannot write: {exc}") from None
