@@ -48,4 +48,8 @@ def check_bots(config: TournamentConfig) -> list[str]:
         found = [await _check(config, b.name) for b in config.bots]
         return [f for f in found if f is not None]
 
-    return asyncio.run(_all())
+    loop = asyncio.new_event_loop()  # not asyncio.run: it would leave its own Ctrl-C handling behind
+    try:
+        return loop.run_until_complete(_all())
+    finally:
+        loop.close()
