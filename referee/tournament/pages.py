@@ -264,7 +264,8 @@ def _fallback(rec: Record, nav: str, reason: str) -> str:
     """A match page without the board: the result and why the replay cannot be drawn."""
     a, b = rec.spec.seats
     res = rec.result
-    lines = [f"<p>{_e(describe(rec))}</p>", f"<p>Scores {_e(scores_text(list(res.scores)))}, {res.rounds} rounds.</p>"]
+    rounds = f"{res.rounds} round{'' if res.rounds == 1 else 's'}"
+    lines = [f"<p>{_e(describe(rec))}</p>", f"<p>Scores {_e(scores_text(list(res.scores)))}, {rounds}.</p>"]
     if res.forfeit is not None:
         lines.append(f'<p id="forfeit">{_e(rec.spec.seats[res.forfeit.seat])} forfeits: '
                      f"{_e(res.forfeit.reason.value)}: {_e(res.forfeit.detail[:300])}</p>")  # fmt: skip
