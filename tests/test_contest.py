@@ -157,3 +157,56 @@ def test_a_changed_deal_under_a_published_commitment_fails_verify(tmp_path: Path
     referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "6", "-o", other, "--no-html")
     proc = referee("tournament", "verify", other, "--commitment", commit(5), check=1)
     assert "does not open the commitment" in proc.stdout
+
+
+SNAPSHOT = r"""
+import json, os, shutil, sys
+out, keep, when = sys.argv[1], sys.argv[2], sys.argv[3]
+for line in sys.stdin:
+    msg = json.loads(line)
+    starts = msg["type"] in ("hello", "new_match") and msg["match"]["id"].startswith(when)
+    if starts and not os.path.exists(f"{keep}/standings.json"):  # the first game of that pair: copy the report
+        for name in ("index.html", "standings.json"):
+            shutil.copy(f"{out}/{name}", f"{keep}/{name}")
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "snap"}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def test_a_running_tournament_rewrites_its_report_and_prints_interim_standings(tmp_path: Path) -> None:
+    out, keep = tmp_path / "t", tmp_path / "kept"
+    keep.mkdir()
+    snap = tmp_path / "snap.py"
+    snap.write_text(SNAPSHOT)
+    when = "01-snap-vs-random-002"  # pair 2 starts after pairs 0 and 1 (-j 1 plays in schedule order)
+    proc = referee("tournament", "-b", f"snap={sys.executable} {snap} {out} {keep} {when}", "-b", RANDOM, *FAST,
+                   "--pairs", "4", "--seed", "5", "-j", "1", "-o", out, "--sandbox", "none",  # it reads the folder
+                   "--live-every", "2", "--rating-interval", "1")  # fmt: skip
+    running = json.loads((keep / "standings.json").read_text())
+    assert running["running"] is True and running["complete"] is False and running["seed"] is None
+    assert running["matches"] == 4 and running["counted_matches"] == 4
+    _whole_pairs_agree(running)
+    page = (keep / "index.html").read_text()
+    assert "running: 4 of 8 matches played" in page and '<meta http-equiv="refresh" content="30">' in page
+    final = json.loads((out / "standings.json").read_text())
+    assert "running" not in final and final["complete"] is True and final["matches"] == 8
+    home = (out / "index.html").read_text()
+    assert "http-equiv=\"refresh\"" not in home and "running:" not in home
+    interim = [line for line in proc.stdout.splitlines() if line.startswith("interim standings after")]
+    assert interim == [f"interim standings after {k} pairs:" for k in (1, 2, 3)]  # the 4th: the final table
+
+
+def test_a_bot_named_twice_in_the_tournament_file_says_so(tmp_path: Path) -> None:
+    from referee.tournament.config import load_config
+
+    twice = tmp_path / "twice.toml"
+    twice.write_text('rules = "cardavia"\n[bots]\ngreedy = "bots/greedy_bot.py"\ngreedy = "bots/random_bot.py"\n')
+    with pytest.raises(TournamentError, match=r"line 4: bot greedy is named twice"):
+        load_config(twice)
+    twice.write_text('rules = "cardavia"\nrules = "koikoi-japan"\n[bots]\na = "x"\n')
+    with pytest.raises(TournamentError, match=r"line 2: rules is given twice"):
+        load_config(twice)

@@ -183,6 +183,21 @@ def tournament_cmd(
     event_description: Annotated[
         str | None, typer.Option("--event-description", help="A line about the event, shown on its home page.")
     ] = None,
+    live_every: Annotated[
+        int,
+        typer.Option(
+            "--live-every", min=0, metavar="N",
+            help="While the run goes on, rewrite the standings files and the home page every N results "
+            "(\"running: N of M\", the page reloading itself every 30 s; 0: only at the end).",
+        ),
+    ] = 0,
+    rating_interval: Annotated[
+        int,
+        typer.Option(
+            "--rating-interval", min=0, metavar="N",
+            help="Print interim standings every N complete pairs (0: only at the end).",
+        ),
+    ] = 0,
     forfeit_broken: Annotated[
         bool,
         typer.Option(
@@ -206,7 +221,8 @@ def tournament_cmd(
         compress=compress,
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes,
         bot_files=tuple(bot_file or ()), python=python, bot_options=tuple(bot_option or ()), deals=deals,
-        event=event, event_description=event_description, forfeit_broken=forfeit_broken,
+        event=event, event_description=event_description, forfeit_broken=forfeit_broken, live_every=live_every,
+        rating_interval=rating_interval,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)

@@ -285,14 +285,31 @@ _FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", 
 _LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "files", "python"})
 
 
+def _toml_problem(text: str, message: str) -> str:
+    """The TOML parser's message, and for a key given twice the key and what that usually means here."""
+    found = re.match(r"Cannot overwrite a value \(at line (\d+), column \d+\)", message)
+    if found is None:
+        return f"not valid TOML: {message}"
+    line = int(found.group(1))
+    lines = text.splitlines()
+    key = lines[line - 1].split("=", 1)[0].strip() if 0 < line <= len(lines) else "?"
+    tables = [m.group(1).strip() for t in lines[: line - 1] if (m := re.match(r"\s*\[([^\]]+)\]", t))]
+    if tables and tables[-1] == "bots":
+        return f"line {line}: bot {key} is named twice (each bot needs a name of its own)"
+    return f"line {line}: {key} is given twice"
+
+
 def load_config(path: Path) -> TournamentConfig:
     """A tournament file (TOML); see ``examples/tournament.toml``. Unknown keys are errors."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except OSError as exc:
         raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise TournamentError(f"{path}: not valid TOML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TournamentError(f"{path}: {_toml_problem(text, str(exc))}") from None
     return config_from_dict(data, source=str(path), base_dir=path.parent)
 
 

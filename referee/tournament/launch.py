@@ -44,7 +44,7 @@ from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
-from referee.tournament.session import Outcome, default_jobs, play, resume, start
+from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
 from referee.tournament.store import NO_KEY, RESULTS, signing_key
 from referee.tournament.suite import load_suite
@@ -95,6 +95,8 @@ class Request:
     event: str | None = None  # the event's name (over the tournament file's [event])
     event_description: str | None = None
     forfeit_broken: bool = False  # a bot that fails the preflight plays (and forfeits) instead of stopping the run
+    live_every: int = 0  # rewrite the report files and home page every N results while running (0: at the end)
+    rating_interval: int = 0  # print interim standings every N complete pairs (0: at the end)
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
@@ -273,7 +275,8 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         environ.pop(SEED_ENV, None)
         if req.tournament_options_given():
             raise TournamentError(
-                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html): the tournament's "
+                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html, --live-every, "
+                "--rating-interval, --forfeit-broken): the tournament's "
                 "options, its sandbox "
                 "included, are in its folder"
             )
@@ -320,6 +323,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         key = signing_key(req.key, create=True)
+        check_new(config, options)
         if req.backend == "local":
             _preflight(config, req.forfeit_broken, warn, "fix it, or")
         store = start(config, options, where, key)
@@ -329,7 +333,8 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
           file=stream, flush=True)  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        outcome = play(store, stream=stream)
+        interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
+        outcome = play(store, stream=stream, interim=interim)
     except KeyboardInterrupt:
         raise Interrupted(store.root) from None
     finally:

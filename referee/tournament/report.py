@@ -99,7 +99,7 @@ def table(st: Standings, sandbox: str = "bwrap") -> str:
     head = [*LEADERBOARD_HEAD, *COLUMN_TITLES.values()]
     rows = [[*leaderboard_cells(st.rank_text(i), b), *(str(b.failures[c]) for c in COLUMN_TITLES)]
             for i, b in enumerate(st.bots)]  # fmt: skip
-    out = _grid(head, rows, {1})
+    out = _grid(head, rows, {0, 1})  # a shared rank (2=) reads left-aligned
     for p in st.pairings:
         if p.games:
             ptn = " ".join(str(c) for c in p.pentanomial)

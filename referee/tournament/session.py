@@ -14,6 +14,7 @@ from referee.records import MatchResult
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
+from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
@@ -23,7 +24,10 @@ from referee.tournament.standings import Standings, Tally, compute, sprt_stop_po
 from referee.tournament.stats import SprtState
 from referee.tournament.store import RESULTS, Output, Store, output_error
 
-__all__ = ["EXIT_GATE", "EXIT_OK", "Outcome", "default_jobs", "judge", "play", "resume", "start", "summarize"]
+__all__ = [
+    "EXIT_GATE", "EXIT_OK", "Interim", "Outcome", "check_new", "default_jobs", "judge", "play", "resume", "start",
+    "summarize",
+]  # fmt: skip
 
 
 @dataclass
@@ -50,9 +54,9 @@ def _check_commands(config: TournamentConfig) -> None:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 
 
-def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes | None = None) -> Store:
-    """A new output folder for ``config``; the description and schedule are written before any match. ``key``
-    signs the results (None: unsigned)."""
+def check_new(config: TournamentConfig, options: RunOptions) -> None:
+    """:class:`TournamentError` unless ``config`` and ``options`` make a tournament that can start: the checks
+    that need no bot started (the options agree, the schedule is not too large, every command exists)."""
     if options.sprt is not None and len(config.bots) != 2:
         raise TournamentError("--sprt compares exactly two bots")
     if options.fail_if_worse and options.sprt is None:
@@ -63,6 +67,12 @@ def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes 
         raise TournamentError("--jobs takes 1 to 256")
     check_size(config)
     _check_commands(config)
+
+
+def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes | None = None) -> Store:
+    """A new output folder for ``config`` (after :func:`check_new`); the description and schedule are written
+    before any match. ``key`` signs the results (None: unsigned)."""
+    check_new(config, options)
     return Store.create(root, config, options, key)
 
 
@@ -105,8 +115,11 @@ def open_twins(store: Store) -> list[MatchSpec]:
     return [m for m in store.pending() if (m.pairing, m.pair) in started]
 
 
-def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None) -> Outcome:
-    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report.
+def play(
+    store: Store, *, stream: TextIO | None = None, live: bool | None = None, interim: Interim | None = None
+) -> Outcome:
+    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report; ``interim``:
+    how often the report is rewritten and shown while the run goes on.
 
     When the SPRT decides, the pairs in flight whose first game is played are finished (their twins played), so
     every count covers whole pairs; the report says how many. :class:`~referee.tournament.store.OutputError` when
@@ -124,8 +137,11 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
             raise output_error(exc, store.root / RESULTS) from None
         bar.advance(rec)
         tracker.add(rec)
+        if report is not None:
+            report.add(rec)
 
     bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live)
+    report = LiveReport(store, interim, bar.note) if interim is not None and interim.active else None
     try:
         if pending:
             _run(store, out, pending, emit, lambda: tracker.decided, bar)
@@ -133,6 +149,10 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
         if twins:
             _run(store, out, twins, emit, lambda: False, bar)
         return summarize(store, decided=tracker.decided)
+    except KeyboardInterrupt:
+        if report is not None:
+            report.interrupted()
+        raise
     except OSError as exc:
         raise output_error(exc) from None
     finally:

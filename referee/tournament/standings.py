@@ -26,6 +26,10 @@ __all__ = [
 ]  # fmt: skip
 
 
+TIE_ELO = 0.1
+"""Ratings closer than this (in Elo) cannot tell bots apart: head-to-head and then the pair score decide."""
+
+
 @dataclass
 class Standings:
     """The whole summary of a set of records."""
@@ -120,14 +124,19 @@ class Tally:
         _tally(pr, rec.points_of(pr.first))
 
     def _ranked(self, rows: list[BotRow]) -> tuple[list[BotRow], list[int]]:
-        """``rows`` best first, and their ranks: by joint rating; bots whose ratings agree (to 0.1 Elo) are
+        """``rows`` best first, and their ranks: by joint rating; bots whose ratings agree (within TIE_ELO) are
         ordered by their head-to-head points against each other, then by their pentanomial score (the mean pair
         score), and share a rank when both agree too."""
-        by_elo = sorted(rows, key=lambda b: (-round(_elo(b), 1), b.name))
+        by_elo = sorted(rows, key=lambda b: (-_elo(b), b.name))
+        groups: list[list[BotRow]] = []
+        for b in by_elo:  # a gap under TIE_ELO from the bot above: the same group (no rounding boundary splits it)
+            if groups and _elo(groups[-1][-1]) - _elo(b) < TIE_ELO:
+                groups[-1].append(b)
+            else:
+                groups.append([b])
         ordered: list[BotRow] = []
         ranks: list[int] = []
-        for _, tied in itertools.groupby(by_elo, key=lambda b: round(_elo(b), 1)):
-            group = list(tied)
+        for group in groups:
             names = {b.name for b in group}
             h2h = dict.fromkeys(names, 0.0)
             for p in self.prows:

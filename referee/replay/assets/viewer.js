@@ -181,7 +181,7 @@
     go(moves[ev.key]);
   });
 
-  var res = match.result, facts = "match " + match.id + " \u00b7 rules " + match.rules + " (" + match.rounds + " rounds)";
+  var res = match.result, facts = "match " + match.id + " \u00b7 rules " + match.rules + " (" + match.rounds + (match.rounds === 1 ? " round)" : " rounds)");
   if (match.seed !== null) facts += " \u00b7 seed " + match.seed;
   if (res) {
     var sc = res.scores.join("\u2013");
