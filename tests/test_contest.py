@@ -109,7 +109,7 @@ def test_bots_that_cannot_be_told_apart_share_their_rank(tmp_path: Path) -> None
     doc = json.loads((folder / "standings.json").read_text())
     assert doc["pairings"][0]["pentanomial"] == [0, 0, 2, 0, 0]
     assert [b["rank"] for b in doc["standings"]] == [1, 1]
-    assert "<td>1=</td><td>one</td>" in (folder / "index.html").read_text()
+    assert '<td>1=</td><td><a href="bots/one.html">one</a></td>' in (folder / "index.html").read_text()
 
 
 def test_a_bot_that_fails_the_preflight_is_named_before_any_match(tmp_path: Path) -> None:
