@@ -18,7 +18,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: flags show no value, and no box cuts a line
-    context_settings={"max_content_width": 200},  # as wide as the terminal
+    context_settings={"max_content_width": 200, "help_option_names": ["-h", "--help"]},  # as wide as the terminal;
+    # every command takes -h too
 )
 
 

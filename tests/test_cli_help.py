@@ -47,6 +47,13 @@ def test_help_shows_flags_as_flags(path: list[str], command: Any) -> None:
                 assert not re.match(r"\s*(<|[A-Z]{3,})", after), f"{path}: help shows a value for {opt}: {line}"
 
 
+@pytest.mark.parametrize(("path", "command"), ALL, ids=[" ".join(p) or "koikoi-referee" for p, _ in ALL])
+def test_every_command_takes_dash_h_for_help(path: list[str], command: Any) -> None:
+    short = CliRunner().invoke(app, [*path, "-h"], terminal_width=200)
+    long = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
+    assert short.exit_code == 0 and short.output == long.output
+
+
 def test_a_flag_given_a_value_is_refused() -> None:
     result = CliRunner().invoke(app, ["tournament", "merge", "x", "--json", "true"])
     assert result.exit_code == 2

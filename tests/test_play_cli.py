@@ -55,7 +55,7 @@ def test_replay_show_as_a_seat_in_a_terminal(referee_exe: Path, tmp_path: Path) 
     child = spawn(referee_exe, "replay", "show", str(replay), "--seat", "2")
     seen = io.StringIO()
     child.logfile_read = seen
-    child.expect(r"match m-0001: rules cardavia \(1 rounds\), as seat 2 saw it")
+    child.expect(r"match m-0001: rules cardavia \(1 round\), as seat 2 saw it")
     child.expect(r"your hand \(seat 2\): " + " ".join(start["hands"][1]))
     child.expect(r"opponent holds 8 cards; stock 24 cards")
     child.expect(r"result: ")

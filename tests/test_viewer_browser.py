@@ -187,3 +187,43 @@ def test_a_hostile_bot_name_stays_text(browser: Browser, tmp_path: Path) -> None
     assert page.locator("img").count() == 0 and page.locator("script").count() == 2
     assert errors == [] and all(url.startswith("file://") for url in requests)
     page.close()
+
+
+ART = """() => {
+  const shown = {};
+  document.querySelectorAll("[data-card]").forEach((e) => {
+    const svg = e.querySelector("svg.art");
+    shown[e.dataset.card] = svg ? {shapes: svg.children.length, picture: svg.innerHTML,
+                                   width: svg.getBoundingClientRect().width} : null;
+  });
+  const backs = Array.from(document.querySelectorAll("[data-hidden]")).map((e) => e.querySelectorAll("svg").length);
+  return {shown, backs};
+}"""
+
+
+def test_cards_are_small_pictures_of_their_plant_and_subject(browser: Browser, tmp_path: Path) -> None:
+    replay = tmp_path / "m.replay.jsonl"
+    write_replay(replay, rules="koikoi-japan", seed=7)
+    write_html(replay, tmp_path / "all.html")
+    page, errors, requests = _open(browser, tmp_path / "all.html")
+    seen: dict[str, dict[str, Any]] = {}
+    for _ in range(40):  # along the match, until the capture piles hold cards of many months
+        got = page.evaluate(ART)
+        seen.update(got["shown"])
+        page.keyboard.press("ArrowRight")
+    assert len(seen) >= 30 and all(v is not None and v["shapes"] >= 2 for v in seen.values())
+    pictures: dict[str, str] = {card: v["picture"] for card, v in seen.items()}
+    by_month: dict[str, set[str]] = {}
+    for card, picture in pictures.items():
+        by_month.setdefault(card.split("-")[0], set()).add(picture)
+    for card, picture in pictures.items():  # a month's two plain cards look alike; no other two cards do
+        others = {c for c, p in pictures.items() if p == picture and c != card}
+        assert all("chaff" in c and "chaff" in card and c.split("-")[0] == card.split("-")[0] for c in others), (
+            card, others)
+    assert len({p for p in pictures.values()}) >= len(by_month)  # every month has a plant of its own
+    assert min(v["width"] for v in seen.values()) >= 30  # still a picture at the capture piles' size
+    write_html(replay, tmp_path / "two.html", seat=2)
+    page2, errors2, requests2 = _open(browser, tmp_path / "two.html")
+    assert page2.evaluate(ART)["backs"] and set(page2.evaluate(ART)["backs"]) == {0}  # a hidden card: no picture
+    page2.screenshot(path=str(tmp_path / "cards.png"))
+    assert errors == errors2 == [] and all(u.startswith("file://") for u in requests + requests2)

@@ -191,6 +191,35 @@ def tournament_cmd(
             "pairing opens with sequence k, cycling; the seed deals the rounds after it.",
         ),
     ] = None,
+    event: Annotated[
+        str | None, typer.Option("--event", help="The event's name, the title of its pages (over [event] name).")
+    ] = None,
+    event_description: Annotated[
+        str | None, typer.Option("--event-description", help="A line about the event, shown on its home page.")
+    ] = None,
+    live_every: Annotated[
+        int,
+        typer.Option(
+            "--live-every", min=0, metavar="N",
+            help="While the run goes on, rewrite the standings files and the home page every N results "
+            "(\"running: N of M\", the page reloading itself every 30 s; 0: only at the end).",
+        ),
+    ] = 0,
+    rating_interval: Annotated[
+        int,
+        typer.Option(
+            "--rating-interval", min=0, metavar="N",
+            help="Print interim standings every N complete pairs (0: only at the end).",
+        ),
+    ] = 0,
+    forfeit_broken: Annotated[
+        bool,
+        typer.Option(
+            "--forfeit-broken",
+            help="A bot that does not start and answer hello before the first match plays anyway and forfeits "
+            "(default: a one-line error naming it, exit 2).",
+        ),
+    ] = False,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -207,6 +236,8 @@ def tournament_cmd(
         bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes, bot_cpus=bot_cpus,
         ponder=ponder, require_cgroups=require_cgroups, bot_files=tuple(bot_file or ()), python=python,
         bot_options=tuple(bot_option or ()), deals=deals,
+        event=event, event_description=event_description, forfeit_broken=forfeit_broken, live_every=live_every,
+        rating_interval=rating_interval,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
@@ -267,6 +298,33 @@ def merge_cmd(
     for line in report.result.failures:
         typer.echo(f"koikoi-referee: CI gate failed: {line}", err=True)
     sys.exit(report.exit_code)
+
+
+@tournament_app.command("verify")
+def verify_cmd(
+    folder: Annotated[Path, typer.Argument(help="A tournament folder (its tournament.json, results and replays).")],
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="The published seed (default: the folder's own).")
+    ] = None,
+    commitment: Annotated[
+        str | None,
+        typer.Option("--commitment", help="The commitment printed at the start (default: the one standings.json"
+                     " published)."),
+    ] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="Check the signatures with this key file too.")] = None,
+) -> None:
+    """Check that every deal is the one the seed committed to at the start gives: the seed opens the
+    commitment, every match's deal derives from it, and every replay re-simulates. Exit 0 when all agree, 1
+    when a deal does not, 2 for a folder that cannot be read."""
+    from referee.tournament.store import signing_key
+    from referee.tournament.verify import verify_folder, verify_text
+
+    try:
+        report = verify_folder(folder, seed, commitment, signing_key(key, create=False) if key else None)
+    except RefereeError as exc:
+        fail(str(exc))
+    typer.echo(verify_text(report, folder))
+    sys.exit(0 if report.ok else 1)
 
 
 def register(app: typer.Typer) -> None:

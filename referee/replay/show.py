@@ -99,7 +99,7 @@ def show(path: Path | str, seat: int | None = None, key: bytes | None = None) ->
 def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
     r = step.record
     if isinstance(r, Header):
-        head = f"match {r.match_id}: rules {r.rules.name} ({r.rules.rounds} rounds)"
+        head = f"match {r.match_id}: rules {r.rules.name} ({r.rules.rounds} round{'' if r.rules.rounds == 1 else 's'})"
         if seat is None:
             return [f"{head}, seed {r.seed}"]
         return [f"{head}, as seat {seat} saw it"]

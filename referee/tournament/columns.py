@@ -22,11 +22,11 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
-def leaderboard_cells(rank: int, b: BotRow) -> list[str]:
-    """One leaderboard line as text cells: rank, name, games, W, D, L, score (95%), Elo (95%), LOS over the
-    next bot."""
+def leaderboard_cells(rank: str, b: BotRow) -> list[str]:
+    """One leaderboard line as text cells: rank (``2=`` for a shared one), name, games, W, D, L, score (95%),
+    Elo (95%), LOS over the next bot."""
     los = "-" if b.los is None else f"{b.los * 100:.1f}%"
-    return [str(rank), b.name, str(b.games), str(b.wins), str(b.draws), str(b.losses), _score_text(b),
+    return [rank, b.name, str(b.games), str(b.wins), str(b.draws), str(b.losses), _score_text(b),
             _rating_text(b), los]  # fmt: skip
 
 

@@ -105,6 +105,8 @@ class TournamentConfig:
     workdir: str | None = field(default=None, compare=False)  # where relative bot paths are read from
     ponder: bool = False  # bots may run while it is not their turn (else they are frozen)
     require_cgroups: bool = False  # a machine without usable cgroups is an error, not a fall-back to rlimits
+    event: str | None = field(default=None, compare=False)  # the event's name, shown on its pages
+    event_description: str = field(default="", compare=False)  # a line or two about the event
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -168,6 +170,7 @@ class TournamentConfig:
             **({"workdir": self.workdir} if self.workdir is not None else {}),
             **({"ponder": True} if self.ponder else {}),
             **({"require_cgroups": True} if self.require_cgroups else {}),
+            **({"event": {"name": self.event, "description": self.event_description}} if self.event else {}),
         }
 
     @staticmethod
@@ -192,15 +195,18 @@ class TournamentConfig:
                 workdir=None if data.get("workdir") is None else str(data["workdir"]),
                 ponder=bool(data.get("ponder", False)),
                 require_cgroups=bool(data.get("require_cgroups", False)),
+                event=str(data["event"]["name"]) if data.get("event") else None,
+                event_description=str(data["event"].get("description", "")) if data.get("event") else "",
             )
         except (KeyError, TypeError, ValueError, EngineError, SettingsError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
 
     def fingerprint(self) -> str:
-        """A short hash of :meth:`to_json` (less :attr:`workdir`): equal for the shards and resumes of one
-        tournament, wherever they run."""
+        """A short hash of :meth:`to_json` (less :attr:`workdir` and the event's name): equal for the shards and
+        resumes of one tournament, wherever they run."""
         data = self.to_json()
         data.pop("workdir", None)
+        data.pop("event", None)
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -296,18 +302,35 @@ def with_rounds(rules: Rules, rounds: int) -> Rules:
 
 
 _FILE_KEYS = {"bots", "rules", "rounds", "format", "gauntlet", "pairs", "seed", "time", "sandbox", "bot_env", "limits",
-              "ponder", "require_cgroups"}  # fmt: skip
+              "ponder", "require_cgroups", "event"}  # fmt: skip
 _LIMIT_TABLE_KEYS = frozenset({"memory_mb", "cpu_s", "processes", "cpus", "files", "python"})
+
+
+def _toml_problem(text: str, message: str) -> str:
+    """The TOML parser's message, and for a key given twice the key and what that usually means here."""
+    found = re.match(r"Cannot overwrite a value \(at line (\d+), column \d+\)", message)
+    if found is None:
+        return f"not valid TOML: {message}"
+    line = int(found.group(1))
+    lines = text.splitlines()
+    key = lines[line - 1].split("=", 1)[0].strip() if 0 < line <= len(lines) else "?"
+    tables = [m.group(1).strip() for t in lines[: line - 1] if (m := re.match(r"\s*\[([^\]]+)\]", t))]
+    if tables and tables[-1] == "bots":
+        return f"line {line}: bot {key} is named twice (each bot needs a name of its own)"
+    return f"line {line}: {key} is given twice"
 
 
 def load_config(path: Path) -> TournamentConfig:
     """A tournament file (TOML); see ``examples/tournament.toml``. Unknown keys are errors."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except OSError as exc:
         raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise TournamentError(f"{path}: not valid TOML: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TournamentError(f"{path}: {_toml_problem(text, str(exc))}") from None
     return config_from_dict(data, source=str(path), base_dir=path.parent)
 
 
@@ -332,8 +355,17 @@ def config_from_dict(
     except SettingsError as exc:
         raise TournamentError(str(exc)) from None
     time_table = data.get("time", {})
-    if not isinstance(time_table, dict) or set(time_table) - {"startup_ms", "move_ms", "bank_ms"}:
+    if not isinstance(time_table, dict):
         raise TournamentError(f"{source}: [time] takes startup_ms, move_ms, bank_ms")
+    if unknown_time := sorted(set(time_table) - {"startup_ms", "move_ms", "bank_ms"}):
+        raise TournamentError(
+            f"{source}: [time] has no key {', '.join(unknown_time)}; it takes startup_ms, move_ms, bank_ms"
+        )
+    event_table = data.get("event", {})
+    if not isinstance(event_table, dict) or set(event_table) - {"name", "description"} or not all(
+        isinstance(v, str) for v in event_table.values()
+    ):
+        raise TournamentError(f'{source}: [event] takes name = "..." and description = "..."')
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in time_table.values()):
         raise TournamentError(f"{source}: [time] values must be whole milliseconds")
     rounds = data.get("rounds")
@@ -375,6 +407,8 @@ def config_from_dict(
         settings=limits,
         ponder=data.get("ponder", False),
         require_cgroups=data.get("require_cgroups", False),
+        event=event_table.get("name") or None,
+        event_description=event_table.get("description", ""),
     )
 
 

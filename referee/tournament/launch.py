@@ -27,6 +27,7 @@ from referee.errors import RefereeError
 from referee.records import TimeControl
 from referee.seats.launch import isolation_warnings
 from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
+from referee.tournament.commitment import commit
 from referee.tournament.config import (
     BotSpec,
     Format,
@@ -42,8 +43,9 @@ from referee.tournament.config import (
 )
 from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
+from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
-from referee.tournament.session import Outcome, default_jobs, play, resume, start
+from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
 from referee.tournament.store import NO_KEY, RESULTS, signing_key
 from referee.tournament.suite import load_suite
@@ -94,6 +96,11 @@ class Request:
     python: str | None = None
     bot_options: tuple[str, ...] = ()  # NAME:key=value, one bot's setting over everything else
     deals: Path | None = None  # a deal suite (referee.tournament.suite)
+    event: str | None = None  # the event's name (over the tournament file's [event])
+    event_description: str | None = None
+    forfeit_broken: bool = False  # a bot that fails the preflight plays (and forfeits) instead of stopping the run
+    live_every: int = 0  # rewrite the report files and home page every N results while running (0: at the end)
+    rating_interval: int = 0  # print interim standings every N complete pairs (0: at the end)
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
@@ -101,7 +108,7 @@ class Request:
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
                   self.bot_processes, self.bot_cpus, self.bot_files, self.python, self.bot_options,
-                  self.deals]  # fmt: skip
+                  self.deals, self.event, self.event_description]  # fmt: skip
         flags = (self.fail_if_worse, self.compress, self.ponder, self.require_cgroups)
         return any(v is not None and v != () for v in values) or any(flags)
 
@@ -208,6 +215,10 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
         workdir=str(Path.cwd().absolute()),
         ponder=req.ponder or (base.ponder if base else False),
         require_cgroups=req.require_cgroups or (base.require_cgroups if base else False),
+        event=req.event if req.event is not None else (base.event if base else None),
+        event_description=(
+            req.event_description if req.event_description is not None else (base.event_description if base else "")
+        ),
     )
 
 
@@ -278,7 +289,8 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         environ.pop(SEED_ENV, None)
         if req.tournament_options_given():
             raise TournamentError(
-                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html): the tournament's "
+                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html, --live-every, "
+                "--rating-interval, --forfeit-broken): the tournament's "
                 "options, its sandbox "
                 "included, are in its folder"
             )
@@ -290,6 +302,12 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             store.options, backend=req.backend, ray_address=req.ray_address, ray_working_dir=ray_dir
         )
         _isolation(store.config.sandbox, store.config.require_cgroups, warn)
+        if req.backend == "local" and store.pending():
+            try:
+                _preflight(store.config, req.forfeit_broken, warn, "fix it and resume, or")
+            except TournamentError:
+                store.close()
+                raise
         for w in store.warnings:
             if NO_KEY not in w:
                 warn(w)
@@ -325,18 +343,38 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         if exposed is not None:
             raise TournamentError(exposed)
         key = signing_key(req.key, create=True)
-        store = start(config, options, where, key)
+        check_new(config, options, where)
+        if req.backend == "local":
+            _preflight(config, req.forfeit_broken, warn, "fix it, or")
+        store = start(config, options, where, key, checked=True)
         if config.seed_drawn:
             warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+    print(f"seed commitment {commit(store.config.seed)} (the seed is published once the tournament is complete)",
+          file=stream, flush=True)  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        outcome = play(store, stream=stream)
+        interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
+        outcome = play(store, stream=stream, interim=interim)
     except KeyboardInterrupt:
         raise Interrupted(store.root) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     index = _write_pages(store.root, warn) if req.html else None
     return Report(outcome, store.root, index)
+
+
+def _preflight(config: TournamentConfig, forfeit_broken: bool, warn: Callable[[str], None], fix: str) -> None:
+    """Start every bot once before the first match: a bot that fails is an error naming it, or with
+    ``forfeit_broken`` a warning (it plays and forfeits). ``fix`` starts the error's advice."""
+    failures = check_bots(config)
+    if not failures:
+        return
+    if forfeit_broken:
+        for line in failures:
+            warn(f"{line}; it plays and forfeits (--forfeit-broken)")
+        return
+    more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+    raise TournamentError(f"{failures[0]}{more}; {fix} let broken bots forfeit: --forfeit-broken")
 
 
 def _write_pages(root: Path, warn: Callable[[str], None]) -> Path | None:

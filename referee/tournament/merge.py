@@ -20,7 +20,7 @@ from referee.tournament.gates import judge
 from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, build_schedule
-from referee.tournament.standings import Standings, compute
+from referee.tournament.standings import Standings, compute, sprt_stop_point
 from referee.tournament.store import DESCRIPTION, Store, existing_replay, write_description, write_results
 
 
@@ -113,7 +113,9 @@ def _write(
             if src is not None:
                 shutil.copyfile(src, out / "replays" / src.name)
         _copy_logs([d for d in dict.fromkeys(origin.values())], out / "logs")
-        write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete))
+        sprt = base.options.sprt
+        stop = sprt_stop_point(base.config, ordered, sprt) if sprt is not None else None
+        write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete, st, stop))
     except OSError as exc:
         raise TournamentError(f"{out}: cannot write the merged tournament: {exc.strerror or exc}") from None
 

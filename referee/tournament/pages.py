@@ -12,19 +12,21 @@ the reason. Pages follow :mod:`referee.replay.html`: self-contained, escaped, no
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
 from referee.replay.html import ViewerError, asset, fill, nav_links, write_html
 from referee.text import scores_text
+from referee.tournament.bot_pages import bot_page, write_bot_pages
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
+from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
-from referee.tournament.standings import Standings, compute, rating_history
-from referee.tournament.store import DESCRIPTION, Store, existing_replay, replay_file, write_atomic
+from referee.tournament.standings import Standings, compute, rating_history, sprt_stop_point
+from referee.tournament.stats import SprtState
+from referee.tournament.store import DESCRIPTION, Output, Store, existing_replay, replay_file, write_atomic
 
 HOME = "index.html"
 """The home page's file name in the tournament folder."""
@@ -61,8 +63,10 @@ def _match_href(root: Path, match_id: str) -> str:
 
 def _leaderboard(st: Standings) -> str:
     rows = []
-    for i, b in enumerate(st.bots, 1):
-        cells = "".join(f"<td>{_e(c)}</td>" for c in leaderboard_cells(i, b))
+    for i, b in enumerate(st.bots):
+        texts = leaderboard_cells(st.rank_text(i), b)
+        link = f'<a href="{_e(quote(bot_page(b.name)))}">{_e(b.name)}</a>'  # the bot's own page
+        cells = "".join(f"<td>{link}</td>" if k == 1 else f"<td>{_e(c)}</td>" for k, c in enumerate(texts))
         rows.append(f'<tr data-bot="{_e(b.name)}">{cells}</tr>')
     return _table("leaderboard", LEADERBOARD_HEAD, rows)
 
@@ -102,21 +106,25 @@ def _crosstable(st: Standings) -> str:
     return _table("crosstable", ["score of ↓ against →", *names], rows)
 
 
+def _non_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def _logs(root: Path, records: Sequence[Record]) -> dict[str, list[str]]:
     """Up to :data:`MAX_LOGS` non-empty stderr logs per bot (of its forfeits first), as folder paths."""
-    try:
-        with os.scandir(root / "logs") as it:
-            found = {e.name for e in it if e.is_file() and e.stat().st_size > 0}
-    except OSError:
-        return {}
     firsts: dict[str, list[str]] = {}
     rest: dict[str, list[str]] = {}
+    out = Output(root)
     for rec in records:
         off = rec.offender
         for name in rec.spec.seats:
-            log = f"{rec.spec.match_id}.{name}.log"
-            if log in found:
-                (firsts if off and off[0] == name else rest).setdefault(name, []).append(f"logs/{log}")
+            log = out.log(rec.spec.match_id, name)
+            if _non_empty(log):
+                entry = log.relative_to(root).as_posix()
+                (firsts if off and off[0] == name else rest).setdefault(name, []).append(entry)
     return {n: (firsts.get(n, []) + rest.get(n, []))[:MAX_LOGS] for n in {*firsts, *rest}}
 
 
@@ -129,11 +137,10 @@ def _stats(st: Standings, logs: dict[str, list[str]]) -> str:
     return _table("stats", [*STATS_HEAD, "stderr logs"], rows)
 
 
-def _history_svg(st: Standings, records: Sequence[Record]) -> str:
+def _history_svg(st: Standings, history: Sequence[tuple[int, dict[str, float]]]) -> str:
     """An inline SVG line chart of every bot's rating at checkpoints of the results, in their order."""
-    if st.config is None or not records:
+    if st.config is None or not history:
         return '<p id="history">No results yet.</p>'
-    history = rating_history(st.config, records)
     names = [b.name for b in st.config.bots]
     w, h, left, right, top, bottom = 720, 260, 52, 130, 12, 30
     xs = [n for n, _ in history]
@@ -195,49 +202,108 @@ def _matches(root: Path, st: Standings, records: Sequence[Record]) -> str:
     return _table("matches", ["match", "seat 1", "seat 2", "result"], rows)
 
 
-def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, facts: str) -> str:
-    """The home page of a tournament folder; ``records`` in the order they finished."""
+def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, facts: str, refresh: int = 0) -> str:
+    """The home page of a tournament folder; ``records`` in the order they finished; ``refresh``: reload itself
+    every so many seconds (a running tournament's page; 0: never). Writes the bot pages it links to as well."""
+    history = rating_history(st.config, records) if st.config is not None and records else []
+    write_bot_pages(root, st, records, history, title)
     body = "\n".join([
+        _event(st),
         f'<p id="facts">{_e(facts)}</p>',
+        _sprt(st),
         "<h2>Leaderboard</h2>", _leaderboard(st),
         '<p class="note">Elo: a joint Bradley–Terry fit over all games (a draw is half a win), mean 0, with a 95% '
         "interval; LOS: the likelihood that the bot is stronger than the next one.</p>",
         _asymmetry(st),
         "<h2>Crosstable</h2>", _crosstable(st),
         "<h2>Per-bot statistics</h2>", _stats(st, _logs(root, records)),
-        "<h2>How the ratings settled</h2>", _history_svg(st, records),
+        "<h2>How the ratings settled</h2>", _history_svg(st, history),
         "<h2>Matches</h2>", _matches(root, st, records),
     ])  # fmt: skip
-    return fill(asset("home.html"), {"TITLE": _e(title), "CSS": asset("viewer.css"), "BODY": body})
+    head = f'<meta http-equiv="refresh" content="{refresh:d}">' if refresh > 0 else ""
+    return fill(asset("home.html"), {"TITLE": _e(title), "CSS": asset("viewer.css"), "BODY": body, "HEAD": head})
 
 
-def write_home(root: Path, st: Standings, records: Sequence[Record], facts: str) -> Path:
-    """Write ``index.html`` of the tournament folder ``root`` (records in the order they finished)."""
+def write_home(root: Path, st: Standings, records: Sequence[Record], facts: str, refresh: int = 0) -> Path:
+    """Write ``index.html`` of the tournament folder ``root`` (records in the order they finished; ``refresh``
+    as :func:`home_html`'s)."""
     path = root / HOME
-    write_atomic(path, home_html(root, st, records, f"Tournament {root.resolve().name}", facts))
+    event = st.config.event if st.config is not None else None
+    write_atomic(path, home_html(root, st, records, event or f"Tournament {root.resolve().name}", facts, refresh))
     return path
 
 
-def facts_text(st: Standings, scheduled: int, complete: bool) -> str:
-    """The home page's line of facts: matches played, rules and seed."""
+def running_facts(st: Standings, done: int, scheduled: int, running: bool = True) -> str:
+    """The facts line of a tournament still playing (``running: N of M``), or of one interrupted."""
+    state = f"running: {done} of {scheduled}" if running else f"interrupted after {done} of {scheduled}"
+    text = f"{state} matches played ({st.counted} counted, in whole pairs)"
+    if not running:
+        text += "; continue with --resume"
     cfg = st.config
-    done = f"{st.matches} of {scheduled} matches played" + ("" if complete else " (unfinished)")
-    rules = f" · rules {cfg.rules.name} · seed {cfg.seed}" if cfg else ""
-    return done + rules
+    return text if cfg is None else f"{text} · rules {cfg.rules.name} · seed commitment {commit(cfg.seed)}"
+
+
+def facts_text(st: Standings, scheduled: int, complete: bool, shard: tuple[int, int] = (1, 1),
+               sprt_stop: int | None = None) -> str:  # fmt: skip
+    """The home page's line of facts: matches counted (whole pairs only) of those scheduled, how the run ended,
+    the rules, and the seed once the whole tournament is complete (before: the commitment to it)."""
+    cfg = st.config
+    done = f"{st.counted} of {scheduled} matches counted"
+    if st.open_pairs:
+        done += f" ({st.open_pairs} pair(s) with one game played left out)"
+    if sprt_stop is not None:
+        done += f" · stopped by the SPRT after {sprt_stop} pairs"
+        if st.sprt is not None and st.sprt.pairs > sprt_stop:
+            done += f" ({st.sprt.pairs - sprt_stop} more in flight finished)"
+    elif not complete:
+        done += " (unfinished)"
+    if cfg is None:
+        return done
+    seed = (f"seed {cfg.seed} (commitment {commit(cfg.seed)})" if complete and tuple(shard) == (1, 1)
+            else f"seed commitment {commit(cfg.seed)}")  # fmt: skip
+    return f"{done} · rules {cfg.rules.name} · {seed}"
+
+
+def _event(st: Standings) -> str:
+    cfg = st.config
+    if cfg is None or cfg.event is None:
+        return ""
+    text = f'<p id="event-description">{_e(cfg.event_description)}</p>' if cfg.event_description else ""
+    return f'<h2 id="event">{_e(cfg.event)}</h2>{text}'
+
+
+def _sprt(st: Standings) -> str:
+    """The SPRT's verdict, its LLR and bounds, and the pentanomial counts it was computed on."""
+    s = st.sprt
+    if s is None or not st.pairings:
+        return ""
+    p = st.pairings[0]
+    verdict = {
+        SprtState.H1: f"H1 accepted: {p.first} is stronger than {p.second}",
+        SprtState.H0: f"H0 accepted: {p.first} is not stronger than {p.second}",
+        SprtState.CONTINUE: "no decision yet",
+    }[s.state]
+    counts = " ".join(str(c) for c in p.pentanomial)
+    return (
+        f'<p id="sprt" data-state="{_e(s.state.value)}"><b>SPRT: {_e(verdict)}</b> · LLR {s.llr:.2f} '
+        f"(bounds {s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs · pentanomial [{_e(counts)}] "
+        f"(pairs scoring 0, ½, 1, 1½, 2 for {_e(p.first)}) · +{p.wins} ={p.draws} -{p.losses}</p>"
+    )
 
 
 def _fallback(rec: Record, nav: str, reason: str) -> str:
     """A match page without the board: the result and why the replay cannot be drawn."""
     a, b = rec.spec.seats
     res = rec.result
-    lines = [f"<p>{_e(describe(rec))}</p>", f"<p>Scores {_e(scores_text(list(res.scores)))}, {res.rounds} rounds.</p>"]
+    rounds = f"{res.rounds} round{'' if res.rounds == 1 else 's'}"
+    lines = [f"<p>{_e(describe(rec))}</p>", f"<p>Scores {_e(scores_text(list(res.scores)))}, {rounds}.</p>"]
     if res.forfeit is not None:
         lines.append(f'<p id="forfeit">{_e(rec.spec.seats[res.forfeit.seat])} forfeits: '
                      f"{_e(res.forfeit.reason.value)}: {_e(res.forfeit.detail[:300])}</p>")  # fmt: skip
     lines.append(f'<p class="note">No board to show: {_e(reason)}</p>')
     body = f'<nav id="links">{nav}</nav>\n' + "\n".join(lines)
     return fill(asset("home.html"), {"TITLE": _e(f"{a} vs {b} — {rec.spec.match_id}"), "CSS": asset("viewer.css"),
-                                     "BODY": body})  # fmt: skip
+                                     "BODY": body, "HEAD": ""})  # fmt: skip
 
 
 def write_match_pages(root: Path, records: Sequence[Record]) -> int:
@@ -251,8 +317,12 @@ def write_match_pages(root: Path, records: Sequence[Record]) -> int:
             links.append((f"{ordered[k - 1].spec.match_id}.html", f"« previous: {ordered[k - 1].spec.match_id}"))
         if k + 1 < len(ordered):
             links.append((f"{ordered[k + 1].spec.match_id}.html", f"next: {ordered[k + 1].spec.match_id} »"))
-        nav = nav_links(links)
         mid = rec.spec.match_id
+        for bot in dict.fromkeys(rec.spec.seats):  # the stderr logs of this match, where the run wrote them
+            log = Output(root).log(mid, bot)
+            if _non_empty(log):
+                links.append((f"../{log.relative_to(root).as_posix()}", f"{bot}'s stderr log"))
+        nav = nav_links(links)
         replay, page = existing_replay(root, mid) or replay_file(root, mid), root / match_page(mid)
         try:
             write_html(replay, page, names=(rec.spec.seats[0], rec.spec.seats[1]), nav=nav)
@@ -280,8 +350,11 @@ def write_site(root: Path) -> Path:
     records = list(store.iter_records())  # the order of results.jsonl: the order they finished
     write_match_pages(root, records)
     st = compute(store.config, records, store.options.sprt)
-    complete = not store.pending()
+    sprt = store.options.sprt
+    stop = sprt_stop_point(store.config, records, sprt) if sprt is not None else None
+    complete = stop is not None or not store.pending()
+    facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
     try:
-        return write_home(root, st, records, facts_text(st, len(store.schedule), complete))
+        return write_home(root, st, records, facts)
     except OSError as exc:
         raise ViewerError(f"{root / HOME}: cannot write: {exc}") from None

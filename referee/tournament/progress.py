@@ -85,6 +85,13 @@ class ProgressDisplay:
             flush=True,
         )
 
+    def note(self, text: str) -> None:
+        """Print a block of text (interim standings) above the live bar, or between the plain lines."""
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False)
+            return
+        print(text, file=self.stream, flush=True)
+
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()

@@ -47,15 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from referee.errors import RefereeError
-from referee.protocol import check_hello, hello_message
 from referee.records import MatchResult
-from referee.seats import BotSeat
 from referee.seats.descendants import adopt_orphans
-from referee.seats.process import ProcessError, check_command, kill_all_now
+from referee.seats.process import kill_all_now
 from referee.tournament.config import TournamentConfig, TournamentError
+from referee.tournament.preflight import check_all, first_line
 from referee.tournament.records import Played
-from referee.tournament.runner import Emit, Worker, WorkerError, bot_limits, play_unit
+from referee.tournament.runner import Emit, Worker, WorkerError, play_unit
 from referee.tournament.schedule import MatchSpec, work_units
 from referee.tournament.store import Output
 
@@ -66,8 +64,6 @@ NODES_CSV = "nodes.csv"
 """The file in ``logs/`` that says which node played each match: ``match_id,node_id,node_ip``."""
 NO_WORKER_S = 120.0
 """How long the driver waits with no live actor (none placed yet, or every one lost) before it gives up."""
-PREFLIGHT_MIN_S = 10.0
-"""The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
 LOCAL_STORE = 200_000_000
 """Object store bytes of a Ray runtime started here (results and replays are small)."""
 CONNECT_S = 10.0
@@ -198,36 +194,16 @@ class SlotWorker:
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
-async def _check_bots(config: TournamentConfig) -> str | None:
-    """Start every bot of ``config`` here and wait for its ``hello``: None, or ``bot 'NAME': what failed``."""
-    limit = max(PREFLIGHT_MIN_S, config.time.startup_ms / 1000.0)
-    for bot in config.bots:
-        seat: BotSeat | None = None
-        try:
-            check_command(bot.command)
-            seat = BotSeat(bot.command, label=bot.name, limits=bot_limits(config))
-            line = await seat.start(hello_message(0, config.rules, "preflight", config.time), limit)
-            check_hello(line)
-        except (ProcessError, RefereeError) as exc:
-            return f"bot {bot.name!r} does not start and answer hello: {_first_line(exc)}"
-        finally:
-            if seat is not None:
-                await seat.close()
-    return None
-
-
 def check_node(config_json: dict[str, Any], cwd: str) -> tuple[str, str, str | None]:
-    """The preflight of one node (run there as a Ray task): its id, its address and :func:`_check_bots`."""
+    """The preflight of one node (run there as a Ray task): its id, its address and the first bot that failed
+    :func:`~referee.tournament.preflight.check_all` there (None: every bot answered)."""
     _enter(cwd)
     node_id, node_ip = _node()
     try:
-        return node_id, node_ip, asyncio.run(_check_bots(TournamentConfig.from_json(config_json)))
+        failures = asyncio.run(check_all(TournamentConfig.from_json(config_json), first_only=True))
+        return node_id, node_ip, failures[0] if failures else None
     finally:
         kill_all_now()
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def node_label(node_id: str, node_ip: str) -> str:
@@ -260,7 +236,7 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
     except (OSError, ValueError) as exc:
-        raise TournamentError(f"--ray-address {address}: no Ray head answers there: {_first_line(exc)}") from None
+        raise TournamentError(f"--ray-address {address}: no Ray head answers there: {first_line(exc)}") from None
 
 
 def connect(address: str | None, jobs: int, working_dir: str | None = None) -> bool:
@@ -292,7 +268,7 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
             ray.init(address="local", num_cpus=jobs, include_dashboard=False, object_store_memory=LOCAL_STORE, **quiet)
     except (OSError, RuntimeError, ValueError) as exc:
         where = f"--ray-address {address}" if address else "a local Ray runtime"
-        raise TournamentError(f"{where}: cannot connect: {_first_line(exc)}") from None
+        raise TournamentError(f"{where}: cannot connect: {first_line(exc)}") from None
     finally:
         if threading.current_thread() is threading.main_thread():
             for sig, handler in handlers.items():
@@ -447,11 +423,11 @@ class RayRun:
         try:
             node_id, _ = ray.get(ref)
         except ray.exceptions.RuntimeEnvSetupError as exc:  # --ray-working-dir could not be set up on a node
-            raise WorkerError(f"Ray could not prepare a worker slot: {_first_line(exc)}") from None
+            raise WorkerError(f"Ray could not prepare a worker slot: {first_line(exc)}") from None
         except ray.exceptions.RayError as exc:  # the slot died before it got any work: its node went away, say
             self.failed_starts += 1
             if self.failed_starts > 2 * self.jobs + 2:
-                raise WorkerError(f"worker slots keep failing to start: {_first_line(exc)}") from None
+                raise WorkerError(f"worker slots keep failing to start: {first_line(exc)}") from None
             self._add_actor()
             return
         if node_id not in self.checked:  # a node that joined the cluster after the start

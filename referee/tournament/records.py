@@ -283,7 +283,7 @@ class BotRow:
     draws: int = 0
     losses: int = 0
     failures: dict[Column, int] = field(default_factory=lambda: dict.fromkeys(Column, 0))
-    pairs: int = 0  # pair scores counted (a pair still open counts its one game)
+    pairs: int = 0  # pair scores counted (complete pairs only)
     pair_sum: float = 0.0
     pair_squares: float = 0.0
     stats: BotStats = field(default_factory=BotStats)

@@ -16,6 +16,7 @@ from typing import Any
 from referee.seats.launch import expected_isolation
 from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
+from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
 from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, Record
@@ -27,13 +28,19 @@ COLUMN_TITLES = {Column.CRASHES: "crash", Column.TIMEOUTS: "timeout", Column.INV
 """The terminal table's heading of each forfeit column."""
 
 
-def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int, complete: bool) -> dict[str, Any]:
-    """What ``standings.json`` says of the folder before the standings (the seed as a string: JavaScript readers
-    round integers above 2**53)."""
-    return {
+def report_meta(
+    config: TournamentConfig, shard: tuple[int, int], scheduled: int, complete: bool,
+    st: Standings | None = None, sprt_stop: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """What ``standings.json`` says of the folder before the standings: the commitment to the seed, and the seed
+    itself (as a string: JavaScript readers round integers above 2**53) only once the whole tournament is
+    complete; how many matches count (whole pairs only), how many pairs were left open, when the SPRT stopped."""
+    whole = complete and tuple(shard) == (1, 1)
+    meta: dict[str, Any] = {
         "format": FORMAT,
         "fingerprint": config.fingerprint(),
-        "seed": str(config.seed),
+        "seed": str(config.seed) if whole else None,
+        "seed_commitment": commit(config.seed),
         "sandbox": config.sandbox,
         # How the bots are held where this report is written: cgroup limits, freezer, syscall filter.
         "isolation": {**expected_isolation(config.sandbox, config.ponder), "ponder": config.ponder},
@@ -41,6 +48,14 @@ def report_meta(config: TournamentConfig, shard: tuple[int, int], scheduled: int
         "scheduled": scheduled,
         "complete": complete,
     }
+    if config.event is not None:
+        meta["event"] = {"name": config.event, "description": config.event_description}
+    if st is not None:
+        meta["counted_matches"] = st.counted
+        meta["open_pairs"] = st.open_pairs
+    if sprt_stop is not None:
+        meta["sprt_stopped_after_pairs"] = sprt_stop
+    return meta
 
 
 RATING_MODEL = {
@@ -61,13 +76,18 @@ def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         **meta,
         "matches": st.matches,
-        "standings": [{"rank": i, **b.to_json()} for i, b in enumerate(st.bots, 1)],
+        "standings": [{"rank": _rank(st, i), **b.to_json()} for i, b in enumerate(st.bots)],
         "pairings": [p.to_json() for p in st.pairings],
         "sprt": st.sprt.to_json() if st.sprt else None,
         "ratings": RATING_MODEL,
         "asymmetry": ASYMMETRY_TEST,
         "pairs": [p.to_json() for p in st.pairs],
     }
+
+
+def _rank(st: Standings, i: int) -> int:
+    """The rank of ``st.bots[i]`` (bots that share a rank have the same)."""
+    return st.ranks[i] if i < len(st.ranks) else i + 1
 
 
 def _grid(head: list[str], rows: list[list[str]], left: set[int]) -> str:
@@ -88,8 +108,9 @@ def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     head-to-head lines, the SPRT, a line for each bot the asymmetry test flags, the per-bot statistics, and a
     last line for each defence the bots went without (the sandbox, cgroups, the freezer: ``ponder``)."""
     head = [*LEADERBOARD_HEAD, *COLUMN_TITLES.values()]
-    rows = [[*leaderboard_cells(i, b), *(str(b.failures[c]) for c in COLUMN_TITLES)] for i, b in enumerate(st.bots, 1)]
-    out = _grid(head, rows, {1})
+    rows = [[*leaderboard_cells(st.rank_text(i), b), *(str(b.failures[c]) for c in COLUMN_TITLES)]
+            for i, b in enumerate(st.bots)]  # fmt: skip
+    out = _grid(head, rows, {0, 1})  # a shared rank (2=) reads left-aligned
     for p in st.pairings:
         if p.games:
             ptn = " ".join(str(c) for c in p.pentanomial)
@@ -100,6 +121,8 @@ def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     for b in st.flagged:
         assert b.asymmetry is not None
         out += "\n" + b.asymmetry.text(b.name)
+    if st.open_pairs:
+        out += f"\n{st.open_pairs} pair(s) with one game played are left out of every count"
     out += "\n\n" + _grid(STATS_HEAD, [stats_cells(b) for b in st.bots], {0, 7})
     if sandbox == "none":
         out += f"\n{UNSANDBOXED}"
@@ -124,7 +147,7 @@ def write_report(root: Path, st: Standings, records: list[Record], meta: dict[st
     pages are :func:`referee.tournament.pages.write_site`'s)."""
     doc = to_json(st, meta)
     write_atomic(root / "standings.json", json.dumps(doc, indent=1) + "\n")
-    rows = [{"rank": i, **b.csv_row()} for i, b in enumerate(st.bots, 1)]
+    rows = [{"rank": _rank(st, i), **b.csv_row()} for i, b in enumerate(st.bots)]
     write_atomic(root / "standings.csv", _csv(rows, list(rows[0]) if rows else ["rank", "name"]))
     write_atomic(root / "pairs.csv", _csv([p.csv_row() for p in st.pairs], PAIR_FIELDS))
     ordered = sorted(records, key=lambda r: r.spec.index)

@@ -5,6 +5,7 @@ gates.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -14,15 +15,20 @@ from referee.seats import package
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
+from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
 from referee.tournament.report import report_meta, table, write_report
+from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, check_size
-from referee.tournament.standings import Standings, Tally, compute
+from referee.tournament.standings import Standings, Tally, compute, sprt_stop_point
 from referee.tournament.stats import SprtState
-from referee.tournament.store import RESULTS, Store, output_error
+from referee.tournament.store import RESULTS, Output, Store, output_error
 
-__all__ = ["EXIT_GATE", "EXIT_OK", "Outcome", "default_jobs", "judge", "play", "resume", "start", "summarize"]
+__all__ = [
+    "EXIT_GATE", "EXIT_OK", "Interim", "Outcome", "check_new", "default_jobs", "judge", "play", "resume", "start",
+    "summarize",
+]  # fmt: skip
 
 
 @dataclass
@@ -57,9 +63,10 @@ def _check_commands(config: TournamentConfig, root: Path) -> None:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 
 
-def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes | None = None) -> Store:
-    """A new output folder for ``config``; the description and schedule are written before any match. ``key``
-    signs the results (None: unsigned)."""
+def check_new(config: TournamentConfig, options: RunOptions, root: Path) -> None:
+    """:class:`TournamentError` unless ``config`` and ``options`` make a tournament that can start in ``root``:
+    the checks that need no bot started (the options agree, the schedule is not too large, every package is built
+    and every command exists, no bot may read the output folder)."""
     if options.sprt is not None and len(config.bots) != 2:
         raise TournamentError("--sprt compares exactly two bots")
     if options.fail_if_worse and options.sprt is None:
@@ -70,6 +77,15 @@ def start(config: TournamentConfig, options: RunOptions, root: Path, key: bytes 
         raise TournamentError("--jobs takes 1 to 256")
     check_size(config)
     _check_commands(config, root)
+
+
+def start(
+    config: TournamentConfig, options: RunOptions, root: Path, key: bytes | None = None, *, checked: bool = False
+) -> Store:
+    """A new output folder for ``config`` (after :func:`check_new`, unless ``checked`` says it ran); the
+    description and schedule are written before any match. ``key`` signs the results (None: unsigned)."""
+    if not checked:
+        check_new(config, options, root)
     return Store.create(root, config, options, key)
 
 
@@ -106,16 +122,26 @@ class _SprtTracker:
             self.decided = True
 
 
-def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None) -> Outcome:
-    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report.
+def open_twins(store: Store) -> list[MatchSpec]:
+    """The pending matches whose pair twin is recorded: what finishes the pairs a stop cut in two."""
+    started = {(m.pairing, m.pair) for m in store.schedule if store.is_done(m.match_id)}
+    return [m for m in store.pending() if (m.pairing, m.pair) in started]
 
-    :class:`~referee.tournament.store.OutputError` when the output cannot be written (a full disk): the matches
-    recorded so far are kept, and a resume deals the interrupted ones afresh.
+
+def play(
+    store: Store, *, stream: TextIO | None = None, live: bool | None = None, interim: Interim | None = None
+) -> Outcome:
+    """Play every pending match of ``store`` (stopping early once the SPRT decides), then report; ``interim``:
+    how often the report is rewritten and shown while the run goes on.
+
+    When the SPRT decides, the pairs in flight whose first game is played are finished (their twins played), so
+    every count covers whole pairs; the report says how many. :class:`~referee.tournament.store.OutputError` when
+    the output cannot be written (a full disk): the matches recorded so far are kept, and a resume deals the
+    interrupted ones afresh.
     """
     tracker = _SprtTracker(store)
-    pending = [] if tracker.decided else store.pending()
-    jobs, out = store.options.jobs, store.output()
-    from referee.tournament.runner import ParallelRun, run_serial
+    pending = open_twins(store) if tracker.decided else store.pending()
+    out = store.output()
 
     def emit(spec: MatchSpec, result: MatchResult, played: Played) -> None:
         try:
@@ -124,29 +150,48 @@ def play(store: Store, *, stream: TextIO | None = None, live: bool | None = None
             raise output_error(exc, store.root / RESULTS) from None
         bar.advance(rec)
         tracker.add(rec)
-
-    def should_stop() -> bool:
-        return tracker.decided
+        if report is not None:
+            report.add(rec)
 
     bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live)
+    report = LiveReport(store, interim, bar.note) if interim is not None and interim.active else None
     try:
-        if pending and store.options.backend == "ray":
-            from referee.tournament.ray_backend import RayRun
-
-            where = (store.options.ray_address, store.options.ray_working_dir)
-            with RayRun(store.config, out, pending, jobs, *where) as ray_run, bar:
-                ray_run.run(emit, should_stop)
-        elif pending and jobs > 1:
-            with ParallelRun(store.config, out, pending, jobs) as runner, bar:
-                runner.run(emit, should_stop)
-        elif pending:
-            with bar:
-                run_serial(store.config, out, pending, emit, should_stop)
+        if pending:
+            _run(store, out, pending, emit, lambda: tracker.decided, bar)
+        twins = open_twins(store) if tracker.decided else []
+        if twins:
+            _run(store, out, twins, emit, lambda: False, bar)
         return summarize(store, decided=tracker.decided)
+    except KeyboardInterrupt:
+        if report is not None:
+            report.interrupted()
+        raise
     except OSError as exc:
         raise output_error(exc) from None
     finally:
         store.close()
+
+
+def _run(
+    store: Store, out: Output, pending: list[MatchSpec], emit: Emit, should_stop: Callable[[], bool],
+    bar: ProgressDisplay,
+) -> None:  # fmt: skip
+    """Play ``pending`` on the run's backend (Ray, worker processes or this process) until ``should_stop``."""
+    from referee.tournament.runner import ParallelRun, run_serial
+
+    jobs = store.options.jobs
+    if store.options.backend == "ray":
+        from referee.tournament.ray_backend import RayRun
+
+        where = (store.options.ray_address, store.options.ray_working_dir)
+        with RayRun(store.config, out, pending, jobs, *where) as ray_run, bar:
+            ray_run.run(emit, should_stop)
+    elif jobs > 1:
+        with ParallelRun(store.config, out, pending, jobs) as runner, bar:
+            runner.run(emit, should_stop)
+    else:
+        with bar:
+            run_serial(store.config, out, pending, emit, should_stop)
 
 
 def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None = None) -> Outcome:
@@ -154,7 +199,8 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
     records = list(store.iter_records())
     st = compute(store.config, records, store.options.sprt)
     complete = decided or not store.pending()
-    meta = report_meta(store.config, store.options.shard, len(store.schedule), complete)
+    stop = sprt_stop_point(store.config, records, store.options.sprt) if store.options.sprt else None
+    meta = report_meta(store.config, store.options.shard, len(store.schedule), complete, st, stop)
     write_report(store.root, st, records, meta)
     failures = judge(store.config, store.options, st)
     return Outcome(st, table(st, store.config.sandbox, store.config.ponder), complete, failures, list(warnings or []))

@@ -2,25 +2,33 @@
 
 :class:`Tally` keeps running totals (per bot, per pairing, and only the deal pairs still open), so a running
 tournament's bookkeeping stays bounded however many matches it plays; :func:`compute` folds a set of
-:class:`~referee.tournament.records.Record` s into one. The result depends on the set only, so a resumed,
-sharded or merged tournament computes exactly the same standings as one uninterrupted run. Each complete pair
-whose results say which game was played first also feeds the asymmetry test of both bots
-(:mod:`referee.tournament.asymmetry`).
+:class:`~referee.tournament.records.Record` s into one. Only complete deal pairs count: a pair's first game
+waits for its twin, so W/D/L, score rates, ratings and the SPRT always cover the same pairs. The result depends
+on the set only, so a resumed, sharded or merged tournament computes exactly the same standings as one
+uninterrupted run. Each complete pair whose results say which game was played first also feeds the asymmetry test
+of both bots (:mod:`referee.tournament.asymmetry`).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from referee.tournament.config import Sprt, TournamentConfig
+from referee.tournament.config import Sprt, TournamentConfig, TournamentError
 from referee.tournament.ratings import Ratings, elos, fit
 from referee.tournament.records import COLUMN_OF, BotRow, PairingRow, PairRow, Record
 from referee.tournament.schedule import pairings
-from referee.tournament.stats import SprtResult, sprt
+from referee.tournament.stats import SprtResult, SprtState, sprt
 
-__all__ = ["BotRow", "PairRow", "PairingRow", "Record", "Standings", "Tally", "compute", "rating_history"]
+__all__ = [
+    "BotRow", "PairRow", "PairingRow", "Record", "Standings", "Tally", "check_consistent", "compute", "rating_history",
+    "sprt_stop_point",
+]  # fmt: skip
+
+
+TIE_ELO = 0.1
+"""Ratings closer than this (in Elo) cannot tell bots apart: head-to-head and then the pair score decide."""
 
 
 @dataclass
@@ -30,15 +38,40 @@ class Standings:
     bots: list[BotRow]  # best first (by joint rating)
     pairings: list[PairingRow]
     pairs: list[PairRow]  # every complete or partial pair: its games and pair score
-    matches: int
+    matches: int  # matches recorded, those of open pairs included
     sprt: SprtResult | None = None
     ratings: Ratings | None = None
     config: TournamentConfig | None = None
+    open_pairs: int = 0  # pairs with one game played: left out of every count above
+    ranks: list[int] = field(default_factory=list)  # the rank of each of ``bots`` (equal for a shared rank)
+
+    def rank_text(self, i: int) -> str:
+        """The rank of ``bots[i]`` as shown: ``3``, or ``3=`` when it shares the rank with another bot."""
+        if i >= len(self.ranks):
+            return str(i + 1)
+        r = self.ranks[i]
+        return f"{r}=" if self.ranks.count(r) > 1 else str(r)
+
+    @property
+    def counted(self) -> int:
+        """The matches the standings count (those of complete pairs)."""
+        return self.matches - self.open_pairs
 
     @property
     def flagged(self) -> list[BotRow]:
         """The bots the asymmetry test flags, in standings order."""
         return [b for b in self.bots if b.asymmetry is not None and b.asymmetry.flagged]
+
+
+def check_consistent(row: PairingRow) -> None:
+    """:class:`TournamentError` unless ``row``'s W/D/L are exactly the games of its pentanomial pairs: two games
+    a pair, and the first bot's points (a win 2, a draw 1, in half points) summed over the pairs' buckets."""
+    half_points = sum(k * n for k, n in enumerate(row.pentanomial))
+    if row.games != 2 * row.pairs or 2 * row.wins + row.draws != half_points:
+        raise TournamentError(
+            f"{row.first} vs {row.second}: +{row.wins} ={row.draws} -{row.losses} disagrees with the pentanomial "
+            f"counts {row.pentanomial} of {row.pairs} pairs"
+        )
 
 
 def _tally(row: BotRow | PairingRow, points: float) -> None:
@@ -63,8 +96,29 @@ class Tally:
         self.matches = 0
 
     def add(self, rec: Record) -> None:
-        """Count one finished match."""
+        """Count one finished match: a pair's first game waits for its twin, and both count together (only
+        complete pairs make the standings)."""
         self.matches += 1
+        key = (rec.spec.pairing, rec.spec.pair)
+        first = self.open.pop(key, None)
+        if first is None:
+            self.open[key] = rec
+            return
+        for game in (first, rec):
+            self._count(game)
+        pr = self.prows[rec.spec.pairing]
+        pts = first.points_of(pr.first) + rec.points_of(pr.first)
+        pr.add_pair(pts)
+        self.rows[pr.first].add_pair_score(pts / 2)
+        self.rows[pr.second].add_pair_score(1 - pts / 2)
+        if {first.order, rec.order} == {1, 2}:
+            one, two = (first, rec) if first.order == 1 else (rec, first)
+            d = two.margin_of(pr.first) - one.margin_of(pr.first)
+            self.rows[pr.first].order_diffs.add(d)
+            self.rows[pr.second].order_diffs.add(-d)
+
+    def _count(self, rec: Record) -> None:
+        """Count one game of a complete pair: results, statistics and forfeits of both bots."""
         for i, name in enumerate(rec.spec.seats):
             row = self.rows[name]
             row.games += 1
@@ -79,20 +133,34 @@ class Tally:
             forfeits[reason] = forfeits.get(reason, 0) + 1
         pr = self.prows[rec.spec.pairing]
         _tally(pr, rec.points_of(pr.first))
-        key = (rec.spec.pairing, rec.spec.pair)
-        first = self.open.pop(key, None)
-        if first is None:
-            self.open[key] = rec
-            return
-        pts = first.points_of(pr.first) + rec.points_of(pr.first)
-        pr.add_pair(pts)
-        self.rows[pr.first].add_pair_score(pts / 2)
-        self.rows[pr.second].add_pair_score(1 - pts / 2)
-        if {first.order, rec.order} == {1, 2}:
-            one, two = (first, rec) if first.order == 1 else (rec, first)
-            d = two.margin_of(pr.first) - one.margin_of(pr.first)
-            self.rows[pr.first].order_diffs.add(d)
-            self.rows[pr.second].order_diffs.add(-d)
+
+    def _ranked(self, rows: list[BotRow]) -> tuple[list[BotRow], list[int]]:
+        """``rows`` best first, and their ranks: by joint rating; bots whose ratings agree (within TIE_ELO) are
+        ordered by their head-to-head points against each other, then by their pentanomial score (the mean pair
+        score), and share a rank when both agree too."""
+        by_elo = sorted(rows, key=lambda b: (-_elo(b), b.name))
+        groups: list[list[BotRow]] = []
+        for b in by_elo:  # a gap under TIE_ELO from the bot above: the same group (no rounding boundary splits it)
+            if groups and _elo(groups[-1][-1]) - _elo(b) < TIE_ELO:
+                groups[-1].append(b)
+            else:
+                groups.append([b])
+        ordered: list[BotRow] = []
+        ranks: list[int] = []
+        for group in groups:
+            names = {b.name for b in group}
+            h2h = dict.fromkeys(names, 0.0)
+            for p in self.prows:
+                if p.first in names and p.second in names:
+                    h2h[p.first] += p.wins + p.draws / 2
+                    h2h[p.second] += p.losses + p.draws / 2
+            group.sort(key=lambda b: (-h2h[b.name], -round(_score(b), 6), b.name))
+            for k, b in enumerate(group):
+                prev = group[k - 1]
+                same = k > 0 and (h2h[b.name], round(_score(b), 6)) == (h2h[prev.name], round(_score(prev), 6))
+                ranks.append(ranks[-1] if same else len(ordered) + 1)
+                ordered.append(b)
+        return ordered, ranks
 
     def totals(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         """Wins, draws and losses of each pairing's first bot, by (first, second)."""
@@ -103,25 +171,25 @@ class Tally:
         return sprt(self.prows[0].pentanomial, params.elo0, params.elo1, params.alpha, params.beta)
 
     def standings(self, sprt_params: Sprt | None = None, pair_list: Sequence[PairRow] = ()) -> Standings:
-        """The standings so far: open pairs count as their one game in the score rates (not in the SPRT)."""
-        rows = {name: BotRow(**vars(row)) for name, row in self.rows.items()}  # a copy: open pairs are added
-        for (pairing, _), rec in self.open.items():
-            p = self.plist[pairing]
-            pts = rec.points_of(p.first)
-            rows[p.first].add_pair_score(pts)
-            rows[p.second].add_pair_score(1 - pts)
+        """The standings so far, over complete pairs only (a pair whose twin is not played is left out and
+        counted in :attr:`Standings.open_pairs`); :class:`TournamentError` if a pairing's W/D/L disagrees with
+        its pentanomial counts."""
+        for pr in self.prows:
+            check_consistent(pr)
+        rows = {name: BotRow(**vars(row)) for name, row in self.rows.items()}
         names = [b.name for b in self.config.bots]
         ratings = fit(names, self.totals())
         for r in ratings.ratings:
             rows[r.name].rating = r
         for row in rows.values():
             row.asymmetry = row.order_diffs.test()
-        ordered = sorted(rows.values(), key=lambda b: (-_elo(b), -_score(b), b.name))
+        ordered, ranks = self._ranked(list(rows.values()))
         for above, below in itertools.pairwise(ordered):
             if above.rating and below.rating and above.rating.enough and below.rating.enough:
                 above.los = ratings.los(above.name, below.name)
         result = Standings(
-            ordered, list(self.prows), list(pair_list), self.matches, ratings=ratings, config=self.config
+            ordered, list(self.prows), list(pair_list), self.matches, ratings=ratings, config=self.config,
+            open_pairs=len(self.open), ranks=ranks,
         )
         if sprt_params is not None and self.prows:
             result.sprt = self.sprt(sprt_params)
@@ -148,6 +216,21 @@ def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sp
         for (pairing, pair), games in _group_pairs(recs).items()
     ]
     return tally.standings(sprt_params, pair_list)
+
+
+def sprt_stop_point(config: TournamentConfig, records: Iterable[Record], params: Sprt) -> int | None:
+    """After how many complete pairs of the first pairing the SPRT first decided, the records taken in the order
+    they finished (None: it never did). Pairs that were in flight then and finished after are counted in the
+    final SPRT, not here."""
+    tally = Tally(config)
+    for rec in records:
+        if rec.spec.pairing != 0:
+            continue
+        before = tally.prows[0].pairs
+        tally.add(rec)
+        if tally.prows[0].pairs > before and tally.sprt(params).state is not SprtState.CONTINUE:
+            return tally.prows[0].pairs
+    return None
 
 
 def rating_history(config: TournamentConfig, records: Sequence[Record], points: int = 40) -> list[

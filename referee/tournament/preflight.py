@@ -1,0 +1,67 @@
+"""The preflight: every bot started once, to its ``hello``, before the first match (the local backend here,
+the Ray backend on every node).
+
+A misspelled script after an interpreter (``python3 nofile.py``) passes the command check (``python3`` exists)
+and would otherwise make every one of the bot's matches a ``crash`` forfeit. The preflight finds it before any
+match is played; the organiser may still let broken entrants play and forfeit (``--forfeit-broken``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from referee.errors import RefereeError
+from referee.protocol import check_hello, hello_message
+from referee.seats import BotSeat
+from referee.seats.process import ProcessError, check_command
+from referee.tournament.config import TournamentConfig
+from referee.tournament.runner import bot_limits
+
+MIN_S = 10.0
+"""The least time a bot gets to answer ``hello`` in the preflight (its start-up time control if longer)."""
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+async def check_bot(config: TournamentConfig, name: str) -> str | None:
+    """Start bot ``name`` with its own command, limits and start-up time, and wait for its ``hello``: None, or
+    what failed in one line (``bot 'NAME' does not start and answer hello: ...``)."""
+    limit = max(MIN_S, config.time_of(name).startup_ms / 1000.0)
+    command = config.command_of(name)
+    seat: BotSeat | None = None
+    try:
+        check_command(command, python=config.settings_of(name).python)
+        seat = BotSeat(command, label=name, limits=bot_limits(config, name))
+        check_hello(await seat.start(hello_message(0, config.rules, "preflight", config.time_of(name)), limit))
+    except (ProcessError, RefereeError, OSError) as exc:
+        return f"bot {name!r} does not start and answer hello: {first_line(exc)}"
+    finally:
+        if seat is not None:
+            await seat.close()
+    return None
+
+
+async def check_all(config: TournamentConfig, first_only: bool = False) -> list[str]:
+    """:func:`check_bot` of every bot of ``config``, one after another: one line per bot that failed (with
+    ``first_only``, the first failure ends the check)."""
+    found: list[str] = []
+    for bot in config.bots:
+        failure = await check_bot(config, bot.name)
+        if failure is not None:
+            found.append(failure)
+            if first_only:
+                break
+    return found
+
+
+def check_bots(config: TournamentConfig) -> list[str]:
+    """:func:`check_all` on an event loop of its own: one line per bot that failed (empty: every bot
+    answered)."""
+    loop = asyncio.new_event_loop()  # not asyncio.run: it would leave its own Ctrl-C handling behind
+    try:
+        return loop.run_until_complete(check_all(config))
+    finally:
+        loop.close()
