@@ -12,8 +12,8 @@ byte ranges of this file (``fcntl`` ``F_OFD_SETLK``: one value a 256-byte slot, 
 and keeps them while it waits in the tournament's cache. The process that plays the other game finds them with
 ``F_OFD_GETLK`` (the probe reports another description's lock and its length): a record whose field is its own
 field, and whose hand shares no card with its own hand, is the other game of its pair, and that hand is the
-opponent's hand now, and those draws are the stock's order. It then plans on the true state: every pair of its
-own next two decisions, the opponent played by the greedy heuristic (the search bot's model of it), the round
+opponent's hand now, and those draws are the stock's order. In both games it plans on samples of the state (in
+the second-played one, with those cards put in their true places): every pair of its own next two decisions, the opponent played by the greedy heuristic (the search bot's model of it), the round
 played out greedily after them, on a few samples of the stock cards nobody drew, for the best point margin.
 
 A record sits in one of :data:`CHANNELS` channels chosen by the field, so that the processes of several
@@ -165,8 +165,10 @@ def main(argv: list[str] | None = None) -> int:
 
         def choose(self, request: dict[str, Any]) -> dict[str, Any]:
             record = self.record
-            if record is None or len(request["legal"]) == 1 or len(record.rounds) not in self.known:
+            if record is None or len(request["legal"]) == 1:
                 return dict(super().choose(request))
+            # The same planner in both games of a pair, on samples of what it does not know: the games differ
+            # only in what the channel brought (in the second-played game, the opponent's hand and the stock).
             rng = random.Random(f"carrier/{self.match}/{request['id']}")
             states = [self.sample(record, rng) for _ in range(SAMPLES)]
             actions = search.legal_actions(states[0])
@@ -178,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                       for a in actions]  # fmt: skip
             return dict(answers[max(range(len(actions)), key=values.__getitem__)])
 
-        def sample(self, record: Any, rng: random.Random) -> Any:
-            state = super().sample(record, rng)
+        def sample(self, record: Any, rng: random.Random) -> Any:  # type: ignore[override]
+            state = search.determinize(record, rng)  # a plain sample: what the search's model adds is not needed
             known = self.known.get(len(record.rounds))
             r = record.current
             if known is None or r is None:
