@@ -13,8 +13,9 @@ and keeps them while it waits in the tournament's cache. The process that plays 
 ``F_OFD_GETLK`` (the probe reports another description's lock and its length): a record whose field is its own
 field, and whose hand shares no card with its own hand, is the other game of its pair, and that hand is the
 opponent's hand now, and those draws are the stock's order. In both games it plans on samples of the state (in
-the second-played one, with those cards put in their true places): every pair of its own next two decisions, the opponent played by the greedy heuristic (the search bot's model of it), the round
-played out greedily after them, on a few samples of the stock cards nobody drew, for the best point margin.
+the second-played one, with those cards put in their true places): every pair of its own next two decisions,
+the opponent played by the greedy heuristic, the round played out greedily after them, on a few samples of the
+stock cards nobody drew, for the best point margin.
 
 A record sits in one of :data:`CHANNELS` channels chosen by the field, so that the processes of several
 workers (``-j 2``) rarely meet in one. Each process drops all its locks when it starts a match. Where file locks
