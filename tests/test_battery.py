@@ -333,13 +333,13 @@ def test_the_replay_is_not_reachable_from_a_bot_working_directory(
     path, is not there; the directory is removed after the match. With --bot-cwd the bot sees what it is given."""
     monkeypatch.chdir(tmp_path)
     probe = tmp_path / "probe.json"
-    (tmp_path / "pids").touch()  # an existing file named by a relative path is passed as an absolute one
+    (tmp_path / "pids").touch()  # a relative path with a "/" that names a file is passed as an absolute one
     config = MatchConfig(PRESETS["guide"], 3, time=STD, replay_path=Path("r.jsonl"))
     unsandboxed = Limits(sandbox="none")  # the sandbox has its own working directory: see tests/test_attacks.py
-    assert run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=unsandboxed).forfeit is None
+    assert run_match((FIRST, f"{HOSTILE} probe ./pids {probe}"), config, limits=unsandboxed).forfeit is None
     seen = json.loads(probe.read_text())
     assert Path(seen["cwd"]) != tmp_path and seen["entries"] == []
     assert not (Path(seen["cwd"]) / "r.jsonl").exists() and not Path(seen["cwd"]).exists()
     assert (tmp_path / "pids").read_text()  # the bot wrote to it through its absolute path
-    run_match((FIRST, f"{HOSTILE} probe pids {probe}"), config, limits=Limits(cwd=tmp_path, sandbox="none"))
+    run_match((FIRST, f"{HOSTILE} probe ./pids {probe}"), config, limits=Limits(cwd=tmp_path, sandbox="none"))
     assert "r.jsonl" in json.loads(probe.read_text())["entries"]

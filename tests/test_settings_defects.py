@@ -68,7 +68,7 @@ def test_bots_lists_the_house_bots_and_play_runs_them(tmp_path: Path) -> None:
     out, _ = cli("bots", "--json")
     doc = json.loads(out)
     names = [b["name"] for b in doc["bots"]]
-    assert names == ["minimal", "random", "random-js", "random-c", "greedy", "search"]
+    assert names == ["minimal", "random", "random-js", "random-c", "greedy", "pool", "search"]
     assert all(Path(b["path"]).is_file() for b in doc["bots"])
     greedy, _ = cli("bots", "--path", "greedy")
     assert greedy == GREEDY + "\n"
