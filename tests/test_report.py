@@ -43,7 +43,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]
     out = tmp_path_factory.mktemp("report") / "t"
     greedy = f"bots/greedy_bot.py --name {HELLO}"
     proc = referee("tournament", "-b", f"candidate={greedy}", "-b", f"baseline={greedy}",
-                   "-b", "random=bots/random_bot.py --name HelloRandomX", *FAST, "--pairs", "3", "--seed", "7",
+                   "-b", "random=bots/random_bot.py --name HelloRandomX --seed 1", *FAST, "--pairs", "3", "--seed", "7",
                    "-j", "2", "-o", out)  # fmt: skip
     yield out, proc.stdout
 

@@ -33,6 +33,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -248,6 +249,29 @@ def remove_run() -> None:
     _run.clear()
 
 
+def stop_all(members: Callable[[], Iterable[int]]) -> list[int]:
+    """SIGSTOP every process that ``members()`` lists, reading the list again until it no longer grows (a
+    stopped process forks no more, and a fork under way is restarted by the kernel when the stop arrives); the
+    processes stopped. The freezer of a bot without a cgroup freezer."""
+    stopped: set[int] = set()
+    for _ in range(100):
+        new = [p for p in members() if p not in stopped]
+        if not new:
+            break
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+            stopped.add(pid)
+    return sorted(stopped)
+
+
+def continue_all(pids: Iterable[int]) -> None:
+    """SIGCONT each of ``pids`` (those :func:`stop_all` stopped)."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGCONT)
+
+
 _serial = 0
 
 
@@ -341,16 +365,7 @@ class BotCgroup:
             with contextlib.suppress(OSError):
                 os.write(self._freeze_fd, b"1" if self.support.freezer == "cgroup.freeze" else b"FROZEN")
             return
-        stopped: set[int] = set()
-        for _ in range(100):
-            new = [p for p in self.pids() if p not in stopped]
-            if not new:
-                break
-            for pid in new:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGSTOP)
-                stopped.add(pid)
-        self._stopped = sorted(stopped)
+        self._stopped = stop_all(self.pids)
 
     def thaw(self) -> None:
         """Let the bot run again (idempotent)."""
@@ -361,9 +376,7 @@ class BotCgroup:
             with contextlib.suppress(OSError):
                 os.write(self._freeze_fd, b"0" if self.support.freezer == "cgroup.freeze" else b"THAWED")
             return
-        for pid in {*self._stopped, *self.pids()}:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGCONT)
+        continue_all({*self._stopped, *self.pids()})
         self._stopped = []
 
     def _read(self, controller: str, name: str) -> str:

@@ -481,16 +481,8 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.freeze()
             return
-        stopped: set[int] = set()
-        for _ in range(100):
-            new = [p for p in desc.tree(self._proc.pid) if p not in stopped]
-            if not new:
-                break
-            for pid in new:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGSTOP)
-                stopped.add(pid)
-        self._stopped = sorted(stopped)
+        pid = self._proc.pid
+        self._stopped = cgroups.stop_all(lambda: desc.tree(pid))
 
     def thaw(self) -> None:
         """Let a frozen bot run again (idempotent)."""
@@ -500,9 +492,7 @@ class BotProcess:
         if self.cgroup is not None:
             self.cgroup.thaw()
             return
-        for pid in self._stopped:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGCONT)
+        cgroups.continue_all(self._stopped)
         self._stopped = []
 
     def _check_memory(self, loop: asyncio.AbstractEventLoop) -> bool:
