@@ -188,7 +188,7 @@ def colluders(how: str, *options: str) -> Callable[[Path, Switch], Run]:
     def run(tmp: Path, switch: Switch) -> Run:
         mark = tag()
         bots = (f"{CHANNEL} {how}_tx {mark}", f"{CHANNEL} {how}_rx {mark}")
-        return play(tmp, bots, mark, switch, "--rounds", "2", *options)
+        return play(tmp, bots, mark, switch, "--rounds", "4", "--seed", "11", *options)  # 20+ requests a seat
 
     return run
 
