@@ -32,6 +32,7 @@ from referee.engine import PRESETS, apply, legal_actions, new_match, observe  # 
 from referee.match import MatchConfig, play_match  # noqa: E402
 from referee.protocol import encode, request_message  # noqa: E402
 from referee.seats import BotSeat  # noqa: E402
+from referee.seats.launch import Limits  # noqa: E402
 
 MINIMAL_BOT = """
 import sys
@@ -123,11 +124,11 @@ async def raw_echo(
 
 
 async def referee(
-    command: str, rules_name: str, matches: int, replay_dir: Path, gz: bool = False
+    command: str, rules_name: str, matches: int, replay_dir: Path, gz: bool = False, ponder: bool = False
 ) -> tuple[float, int, float]:
     """Decisions per second over ``matches`` full matches (after one warm-up match), the decisions, and the
-    referee's CPU microseconds per decision."""
-    seats = (BotSeat(command), BotSeat(command))
+    referee's CPU microseconds per decision. The bots are frozen while it is not their turn unless ``ponder``."""
+    seats = (BotSeat(command, limits=Limits(ponder=ponder)), BotSeat(command, limits=Limits(ponder=ponder)))
     try:
         await play_match(seats, MatchConfig(PRESETS[rules_name], 10_000))
         decisions = 0
@@ -155,6 +156,7 @@ def main() -> None:
     best: dict[str, tuple[float, float]] = {}
     ratios: list[float] = []
     direct_ratios: list[float] = []
+    ponder_ratios: list[float] = []
 
     def keep(label: str, rate: float, cpu: float) -> None:
         old = best.get(label)
@@ -173,6 +175,9 @@ def main() -> None:
             keep("ref", ref, cpu_ref)
             ratios.append(raw / ref)
             direct_ratios.append(raw_d / ref)
+            ref_p, _, cpu_p = asyncio.run(referee(command, args.rules, args.matches, Path(tmp), args.gz, ponder=True))
+            keep("ponder", ref_p, cpu_p)
+            ponder_ratios.append(raw / ref_p)
     (raw1, cpu1), (raw, cpu2), (ref, cpu_ref) = best["raw1"], best["raw2"], best["ref"]
     raw_d, cpu2d = best["raw2d"]
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs; "
@@ -190,8 +195,14 @@ def main() -> None:
     print(f"  per round:         {' '.join(f'{r:.2f}' for r in ratios)}  (best against best {raw / ref:.2f}x)")
     print(f"  against the echo that reads directly: median {statistics.median(direct_ratios):.2f}x, "
           f"best against best {raw_d / ref:.2f}x")  # fmt: skip
-    print(f"referee CPU:         {cpu_ref:9.1f} us per decision in the referee process "
-          f"({cpu_ref / cpu2:.2f}x the echo's {cpu2:.1f} us)")
+    ref_p, cpu_p = best["ponder"]
+    print(f"  bots not frozen:   median {statistics.median(ponder_ratios):.2f}x (--ponder: the bots run between "
+          f"their turns; {1e6 / ref_p:.1f} us a decision at best, {cpu_p:.1f} us CPU here); freezing costs "
+          f"{1e6 / ref - 1e6 / ref_p:+.1f} us a decision, best against best")  # fmt: skip
+    print(
+        f"referee CPU:         {cpu_ref:9.1f} us per decision in the referee process "
+        f"({cpu_ref / cpu2:.2f}x the echo's {cpu2:.1f} us)"
+    )
 
 
 if __name__ == "__main__":

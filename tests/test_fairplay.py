@@ -181,8 +181,11 @@ def test_the_cgroup_holds_the_limits_and_the_bot_s_processes(tmp_path: Path) -> 
             await p.read_line(60.0)
             group = p.cgroup
             assert group is not None and group.pids(), "every process of the bot is in its group"
-            files = {"memory": "memory.max" if group.support.version == "v2" else "memory.limit_in_bytes",
-                     "pids": "pids.max", "cpu": "cpu.max" if group.support.version == "v2" else "cpu.cfs_quota_us"}
+            files = {
+                "memory": "memory.max" if group.support.version == "v2" else "memory.limit_in_bytes",
+                "pids": "pids.max",
+                "cpu": "cpu.max" if group.support.version == "v2" else "cpu.cfs_quota_us",
+            }
             return {c: (group.folders[c] / f).read_text().strip() for c, f in files.items()}
         finally:
             await p.close()
@@ -191,6 +194,73 @@ def test_the_cgroup_holds_the_limits_and_the_bot_s_processes(tmp_path: Path) -> 
     seen = asyncio.run(main())
     assert seen["memory"] == str(300 << 20) and seen["pids"] == "33"
     assert seen["cpu"] in ("50000", "50000 100000")
+
+
+FORKER = r"""
+import json, os, sys, time
+print(json.dumps({"pid": os.getpid()}), flush=True)
+sys.stdin.readline()  # forks after the first freeze and thaw
+child = os.fork()
+if child == 0:
+    time.sleep(60)
+    os._exit(0)
+print(json.dumps({"child": child}), flush=True)
+time.sleep(60)
+"""
+
+
+@needs_bwrap
+@needs_cgroups
+def test_the_freezer_stops_the_bot_and_its_later_children_but_not_bwrap() -> None:
+    """bwrap's monitor and the sandbox's pid 1 leave the frozen group at the first freeze (a freeze then wakes
+    fewer processes); the bot's first process and a child it forks afterwards stay in it and are stopped."""
+
+    def members(folder: Path) -> set[str]:
+        return set((folder / "cgroup.procs").read_text().split())
+
+    def comms(pids: set[str]) -> list[str]:
+        return sorted(Path(f"/proc/{p}/comm").read_text().strip() for p in pids)
+
+    def stopped(folder: Path) -> bool:
+        if (folder / "cgroup.events").exists():
+            return "frozen 1" in (folder / "cgroup.events").read_text()
+        return (folder / "freezer.state").read_text().strip() == "FROZEN"
+
+    async def main() -> None:
+        p = BotProcess(f"{shlex.quote(sys.executable)} -c {shlex.quote(FORKER)}", limits=Limits(sandbox="bwrap"))
+        await p.start()
+        try:
+            await p.read_line(60.0)
+            group = p.cgroup
+            assert group is not None and group.turn is not None
+            before = comms(members(group.turn))
+            assert len(before) == 3 and before.count("bwrap") == 2  # bwrap's two processes and the bot
+            p.freeze()
+            assert group.released and comms(members(group.folders["freeze"])) == ["bwrap", "bwrap"]
+            (bot,) = members(group.turn)
+            for _ in range(200):  # the kernel reports the group frozen once each member has stopped
+                if stopped(group.turn):
+                    break
+                await asyncio.sleep(0.01)
+            assert stopped(group.turn)
+            assert not stopped(group.folders["freeze"])
+            p.thaw()
+            p.write(b"go\n")
+            json.loads(await p.read_line(60.0))
+            assert len(members(group.turn)) == 2 and bot in members(group.turn)  # the child is in the frozen group
+            assert {str(q) for q in group.pids()} >= members(group.turn) | members(group.folders["freeze"])
+            p.freeze()
+            for _ in range(200):
+                if stopped(group.turn):
+                    break
+                await asyncio.sleep(0.01)
+            assert stopped(group.turn)
+            p.thaw()
+        finally:
+            await p.close()
+        assert not group.turn.exists() and not any(f.exists() for f in group.folders.values())
+
+    asyncio.run(main())
 
 
 SPINNER = r"""
@@ -405,3 +475,24 @@ def test_on_a_hybrid_machine_v1_limits_take_the_unified_freezer(tmp_path: Path) 
     assert found.parents["freeze"] == tmp_path / "unified" and found.parents["memory"] == tmp_path / "memory"
     no_unified = cgroups.detect(mounts[:-1], {})
     assert no_unified.freezer == "freezer.state" and no_unified.parents["freeze"] == tmp_path / "freezer"
+
+
+def test_the_bot_joins_its_limits_then_the_freezer_s_child_group_last(tmp_path: Path) -> None:
+    """The join order decides where the bot's first process ends up: on cgroup v2 (one folder for everything)
+    only the freezer's child, inside the limits folder; on v1 each limits folder, then that child."""
+    bot = tmp_path / "bot-1"
+    v2 = cgroups.BotCgroup(
+        cgroups.Support("v2", {}, "cgroup.freeze"), dict.fromkeys(("memory", "pids", "cpu", "freeze"), bot)
+    )
+    v2.turn = bot / cgroups.TURN
+    assert v2.procs_files == [f"{bot}/turn/cgroup.procs"]
+    folders = {c: tmp_path / c / "bot-1" for c in ("memory", "pids", "cpu")} | {
+        "freeze": tmp_path / "unified" / "bot-1"
+    }
+    v1 = cgroups.BotCgroup(cgroups.Support("v1", {}, "cgroup.freeze"), folders)
+    v1.turn = folders["freeze"] / cgroups.TURN
+    assert v1.procs_files == [f"{tmp_path}/{c}/bot-1/cgroup.procs" for c in ("cpu", "memory", "pids")] + [
+        f"{tmp_path}/unified/bot-1/turn/cgroup.procs"
+    ]
+    none = cgroups.BotCgroup(cgroups.Support("v1", {}, "sigstop"), {c: folders[c] for c in ("memory", "pids", "cpu")})
+    assert none.procs_files == [f"{tmp_path}/{c}/bot-1/cgroup.procs" for c in ("cpu", "memory", "pids")]

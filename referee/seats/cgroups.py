@@ -17,6 +17,11 @@ the bot is closed).
   mounted beside v1 (``cgroup.freeze`` needs no controller, and costs a few microseconds where the v1
   ``freezer.state`` costs some 75), else the v1 ``freezer`` hierarchy.
 
+The bot's processes are in a child group ``bot-N/turn`` of its freezer group, and the freezer acts on that child
+only: once the bot runs, :meth:`BotCgroup.release` moves bwrap's own two processes (the sandbox's monitor and its
+reaper, which run no code of the bot) up into ``bot-N``, inside the same limits. A freezer write costs a few
+microseconds more for every process it stops, on the referee's path at every change of turn.
+
 The memory controller charges everything the kernel charges to the group: anonymous memory, page cache, shared
 memory, tmpfs (the bot's ``/tmp``) and memfd pages, kernel memory. Where no freezer exists, :meth:`BotCgroup.freeze`
 stops every process of the group with SIGSTOP (read from its member list until it no longer grows).
@@ -44,6 +49,8 @@ PERIOD_US = 100_000
 """The CPU quota's period (microseconds)."""
 CONTROLLERS = ("memory", "pids", "cpu")
 """The controllers every bot's group needs."""
+TURN = "turn"
+"""The child of a bot's freezer group that holds the bot's own processes (the freezer acts on it)."""
 _PREFIX = "koikoi-referee-"
 _LEAF = "koikoi-referee-main"
 
@@ -123,8 +130,9 @@ def _v2_parent(mount: str, own: str) -> Path:
     """A folder under which controllers are enabled for children, the referee moved out of it if needed."""
     base = _inside(mount, own)
     if not os.access(base, os.W_OK):
-        raise CgroupUnavailable(f"the cgroup {own} is not writable (run as root, or under systemd-run --user "
-                                "--scope -p Delegate=yes)")
+        raise CgroupUnavailable(
+            f"the cgroup {own} is not writable (run as root, or under systemd-run --user --scope -p Delegate=yes)"
+        )
     available = set((base / "cgroup.controllers").read_text().split())
     missing = [c for c in CONTROLLERS if c not in available]
     if missing:
@@ -154,7 +162,7 @@ def detect(mounts: list[tuple[str, str, set[str]]] | None = None, own: dict[str,
     v1 = {c: m for m in mounts if m[1] == "cgroup" for c in m[2] if c in (*CONTROLLERS, "freezer")}
     if v2 and "0" in own:
         point = v2[0][0]
-        controllers = (_inside(point, own["0"]) / "cgroup.controllers")
+        controllers = _inside(point, own["0"]) / "cgroup.controllers"
         with contextlib.suppress(OSError):
             if all(c in controllers.read_text().split() for c in CONTROLLERS):
                 parent = _v2_parent(point, own["0"])
@@ -227,10 +235,12 @@ def _sweep_stale(parent: Path) -> None:
     """Remove the empty groups of referee processes that are gone (killed before they could clean up)."""
     with contextlib.suppress(OSError):
         for old in parent.glob(f"{_PREFIX}*"):
-            pid = old.name[len(_PREFIX):].split("-", 1)[0]
+            pid = old.name[len(_PREFIX) :].split("-", 1)[0]
             if old.name == _LEAF or not pid.isdigit() or Path(f"/proc/{pid}").exists():
                 continue
             for child in old.glob("bot-*"):
+                with contextlib.suppress(OSError):
+                    (child / TURN).rmdir()
                 with contextlib.suppress(OSError):
                     child.rmdir()
             with contextlib.suppress(OSError):
@@ -291,6 +301,8 @@ class BotCgroup:
     def __init__(self, found: Support, folders: dict[str, Path]) -> None:
         self.support = found
         self.folders = folders
+        self.turn: Path | None = None  # the child group the freezer acts on (where there is a freezer group)
+        self.released = False
         self._freeze_fd = -1
         self.frozen = False
         self._stopped: list[int] = []  # the SIGSTOP freezer: processes stopped
@@ -310,8 +322,13 @@ class BotCgroup:
                     folder.mkdir()
                 folders[key] = folder
             group = cls(found, folders)
+            if found.freezer != "sigstop":
+                group.turn = folders["freeze"] / TURN
+                group.turn.mkdir()
             group._limit(quota)
         except BaseException:
+            with contextlib.suppress(OSError):
+                (folders["freeze"] / TURN).rmdir()
             for folder in set(folders.values()):
                 with contextlib.suppress(OSError):
                     folder.rmdir()
@@ -320,8 +337,22 @@ class BotCgroup:
 
     @property
     def procs_files(self) -> list[str]:
-        """The ``cgroup.procs`` files the bot's first process writes its pid to (each folder once)."""
-        return sorted({str(f / "cgroup.procs") for f in self.folders.values()})
+        """The ``cgroup.procs`` files the bot's first process writes its pid to, in order: each limits folder
+        once, then the freezer's child group (on cgroup v2 that is inside the limits folder, which it replaces)."""
+        folders = sorted({str(f) for f in self.folders.values()})
+        if self.turn is not None:
+            folders = [f for f in folders if f != str(self.folders["freeze"])] + [str(self.turn)]
+        return [f"{f}/cgroup.procs" for f in folders]
+
+    def release(self, pids: Iterable[int]) -> None:
+        """Move ``pids`` (the sandbox's own processes, which run no code of the bot) out of the group the freezer
+        stops, into the bot's group: still under its limits, never frozen, so a freeze stops fewer processes."""
+        if self.turn is None:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                _write(self.folders["freeze"] / "cgroup.procs", str(pid))
+        self.released = True
 
     def _limit(self, quota: Quota) -> None:
         mem, pids, cpu = (self.folders[c] for c in CONTROLLERS)
@@ -344,16 +375,19 @@ class BotCgroup:
             if quota.cpus is not None:
                 _write(cpu / "cpu.cfs_period_us", str(PERIOD_US))
                 _write(cpu / "cpu.cfs_quota_us", str(max(1000, round(quota.cpus * PERIOD_US))))
-        if self.support.freezer != "sigstop":
-            self._freeze_fd = os.open(self.folders["freeze"] / self.support.freezer, os.O_WRONLY | os.O_CLOEXEC)
+        if self.turn is not None:
+            self._freeze_fd = os.open(self.turn / self.support.freezer, os.O_WRONLY | os.O_CLOEXEC)
 
     def pids(self) -> list[int]:
-        """The processes in the group now."""
-        try:
-            text = (self.folders["pids"] / "cgroup.procs").read_text()
-        except OSError:
-            return []
-        return [int(p) for p in text.split()]
+        """The processes in the group now (on cgroup v2 the limits folder and its freezer child)."""
+        folders = [self.folders["pids"]]
+        if self.turn is not None and self.turn.parent == folders[0]:
+            folders.append(self.turn)
+        out: list[int] = []
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                out += [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+        return out
 
     def freeze(self) -> None:
         """Stop every process of the bot (idempotent). Writes one file (the cgroup freezer), or stops each
@@ -419,7 +453,7 @@ class BotCgroup:
             os.close(self._freeze_fd)
             self._freeze_fd = -1
         deadline = time.monotonic() + wait_s
-        for folder in set(self.folders.values()):
+        for folder in [*([self.turn] if self.turn is not None else []), *set(self.folders.values())]:
             while True:
                 try:
                     folder.rmdir()

@@ -328,6 +328,7 @@ class BotProcess:
         self._deadline = _Deadline()  # the timeout of reads
         self.cgroup: cgroups.BotCgroup | None = None  # the bot's control group, once started (where cgroups work)
         self._stopped: list[int] = []  # without a cgroup: the processes the SIGSTOP freezer stopped
+        self._release_tries = 3  # bwrap's own processes leave the frozen group at one of the first freezes
         self.frozen = False
 
     @property
@@ -383,8 +384,9 @@ class BotProcess:
         ``bwrap`` sandbox was asked for and cannot work here."""
         self.cgroup = self._make_cgroup()
         try:
-            launch = plan(self.command, self.limits, self._token, None if self.cgroup is None else
-                          self.cgroup.procs_files)
+            launch = plan(
+                self.command, self.limits, self._token, None if self.cgroup is None else self.cgroup.procs_files
+            )
         except BaseException:
             self._remove_cgroup()
             raise
@@ -479,10 +481,37 @@ class BotProcess:
             return
         self.frozen = True
         if self.cgroup is not None:
+            if not self.cgroup.released and self._release_tries > 0:
+                self._release_tries -= 1
+                self.cgroup.release(self._sandbox_own())
             self.cgroup.freeze()
             return
         pid = self._proc.pid
         self._stopped = cgroups.stop_all(lambda: desc.tree(pid))
+
+    def _sandbox_own(self) -> list[int]:
+        """bwrap's own processes once the bot runs: the monitor (the process the referee started) and the
+        sandbox's pid 1 (its only child, which has the bot's first process as its child); empty otherwise."""
+        if self._proc is None or self._launch is None or self._launch.mode != "bwrap":
+            return []
+        outer = self._proc.pid
+
+        def children(pid: int) -> list[int]:
+            try:
+                return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+            except (OSError, ValueError):
+                return []
+
+        def is_bwrap(pid: int) -> bool:
+            try:
+                return Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap"
+            except OSError:
+                return False
+
+        inner = children(outer)
+        if len(inner) != 1 or not is_bwrap(outer) or not is_bwrap(inner[0]) or not children(inner[0]):
+            return []
+        return [outer, inner[0]]
 
     def thaw(self) -> None:
         """Let a frozen bot run again (idempotent)."""
