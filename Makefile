@@ -9,19 +9,21 @@ ENGINE_TESTS := $(wildcard tests/test_engine_*.py tests/test_yaku_presets.py tes
 
 .PHONY: play test lint typecheck bench clean bwrap
 
-# The install compiles the engine with mypyc when a C compiler works (setup.py): again when an engine source changes.
-# `make play` needs the core only; `make test` adds the test, RL and Ray extras.
+# `make play` needs the core only, with the pure-Python engine (no compiler run, no build environment: seconds).
+# `make test` adds the test, RL and Ray extras, and compiles the engine with mypyc when a C compiler works
+# (setup.py); both again when an engine source changes.
 $(CORE): pyproject.toml setup.py $(wildcard referee/engine/*.py)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=68" wheel
+	KOIKOI_PURE_BUILD=1 $(BIN)/python -m pip install --quiet --no-build-isolation -e .
 	touch $(CORE)
 
-# The extras' requirements alone (from pyproject.toml): the package itself, engine included, is not built again.
+# The extras' requirements (from pyproject.toml), then the package again with the compiled engine.
 $(STAMP): $(CORE)
 	$(BIN)/python -c "import tomllib; d = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']; \
 	  print('\n'.join(r for k in ('test', 'rl', 'ray') for r in d[k]))" > $(VENV)/extras.txt
 	$(BIN)/python -m pip install --quiet -r $(VENV)/extras.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 ## bwrap: bubblewrap for the bot sandbox, installed with apt-get where missing (never fatal: without it bots
