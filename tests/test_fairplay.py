@@ -496,3 +496,35 @@ def test_the_bot_joins_its_limits_then_the_freezer_s_child_group_last(tmp_path: 
     ]
     none = cgroups.BotCgroup(cgroups.Support("v1", {}, "sigstop"), {c: folders[c] for c in ("memory", "pids", "cpu")})
     assert none.procs_files == [f"{tmp_path}/{c}/bot-1/cgroup.procs" for c in ("cpu", "memory", "pids")]
+
+
+@needs_cgroups
+def test_a_run_folder_removed_by_another_referee_is_made_again() -> None:
+    """Another referee's sweep may remove this process's empty folders (it cannot see this process in another
+    pid namespace): the next bot's group is made in a new one."""
+    first = cgroups.BotCgroup.create(cgroups.Quota(None, None, None))
+    runs = {f.parent for f in first.folders.values()}
+    first.remove()
+    for run in runs:  # as a sweep does: the empty run folders go
+        run.rmdir()
+    second = cgroups.BotCgroup.create(cgroups.Quota(64 << 20, 8, 0.5))
+    try:
+        assert all(f.is_dir() for f in second.folders.values()) and second.turn is not None and second.turn.is_dir()
+        assert not {f.parent for f in second.folders.values()} & runs
+    finally:
+        second.remove()
+    assert not any(f.exists() for f in second.folders.values())
+
+
+def test_a_sweep_leaves_the_folders_of_referees_in_other_pid_namespaces(tmp_path: Path) -> None:
+    """A referee's sweep removes the empty folders of gone referees of its own pid namespace only: a pid it cannot
+    see may be a live referee in another namespace (a container, ``unshare --pid``)."""
+    dead = 2**22 + 7  # above the default pid_max: no process has it
+    own = cgroups._pid_namespace()
+    mine = tmp_path / f"koikoi-referee-{dead}-abcdef-{own}"
+    other = tmp_path / f"koikoi-referee-{dead}-abcdef-p1"
+    legacy = tmp_path / f"koikoi-referee-{dead}-abcdef"
+    for folder in (mine, other, legacy):
+        (folder / "bot-1" / cgroups.TURN).mkdir(parents=True)
+    cgroups._sweep_stale(tmp_path)
+    assert not mine.exists() and other.is_dir() and legacy.is_dir()

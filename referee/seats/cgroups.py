@@ -223,7 +223,7 @@ def _run_folder(parent: Path, v2_controllers: bool) -> Path:
     folder = _run.get(parent)
     if folder is None:
         _sweep_stale(parent)
-        folder = parent / f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
+        folder = parent / f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}-{_pid_namespace()}"
         folder.mkdir()
         if v2_controllers:
             _write(folder / "cgroup.subtree_control", " ".join(f"+{c}" for c in CONTROLLERS))
@@ -231,12 +231,25 @@ def _run_folder(parent: Path, v2_controllers: bool) -> Path:
     return folder
 
 
+@cache
+def _pid_namespace() -> str:
+    """This process's pid namespace (``p`` and the inode of ``/proc/self/ns/pid``): part of its folders' names, so
+    that a referee only sweeps the folders of referees whose pids it can see."""
+    try:
+        return f"p{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return "p0"
+
+
 def _sweep_stale(parent: Path) -> None:
-    """Remove the empty groups of referee processes that are gone (killed before they could clean up)."""
+    """Remove the empty groups of referee processes that are gone (killed before they could clean up): only those
+    made in this process's pid namespace (a live referee in another one has pids this process cannot see)."""
     with contextlib.suppress(OSError):
         for old in parent.glob(f"{_PREFIX}*"):
-            pid = old.name[len(_PREFIX) :].split("-", 1)[0]
-            if old.name == _LEAF or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            pid, _, rest = old.name[len(_PREFIX):].partition("-")
+            if old.name == _LEAF or not pid.isdigit() or not rest.endswith(f"-{_pid_namespace()}"):
+                continue
+            if Path(f"/proc/{pid}").exists():
                 continue
             for child in old.glob("bot-*"):
                 with contextlib.suppress(OSError):
@@ -309,27 +322,45 @@ class BotCgroup:
 
     @classmethod
     def create(cls, quota: Quota) -> BotCgroup:
-        """A new group with ``quota``; :class:`CgroupUnavailable` or :class:`OSError` where it cannot be made."""
-        global _serial
+        """A new group with ``quota``; :class:`CgroupUnavailable` or :class:`OSError` where it cannot be made.
+
+        Another referee on the machine may remove this process's folder while it holds no bot (it sweeps the
+        empty folders of referees it cannot see, as one in another pid namespace): the folder is then made
+        again."""
         found = support()
+        for attempt in range(3):
+            try:
+                return cls._create(found, quota)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+                for parent, folder in list(_run.items()):  # a run folder gone: made again on the next attempt
+                    if not folder.exists():
+                        del _run[parent]
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _create(cls, found: Support, quota: Quota) -> BotCgroup:
+        global _serial
         _serial += 1
         name = f"bot-{os.getpid()}-{_serial}"
         folders: dict[str, Path] = {}
+        made: list[Path] = []
         try:
             for key, parent in found.parents.items():
                 folder = _run_folder(parent, found.version == "v2") / name
                 if folder not in folders.values():
                     folder.mkdir()
+                    made.append(folder)
                 folders[key] = folder
             group = cls(found, folders)
             if found.freezer != "sigstop":
                 group.turn = folders["freeze"] / TURN
                 group.turn.mkdir()
+                made.append(group.turn)
             group._limit(quota)
         except BaseException:
-            with contextlib.suppress(OSError):
-                (folders["freeze"] / TURN).rmdir()
-            for folder in set(folders.values()):
+            for folder in reversed(made):
                 with contextlib.suppress(OSError):
                     folder.rmdir()
             raise
