@@ -32,7 +32,7 @@ from referee.engine import PRESETS, apply, legal_actions, new_match, observe  # 
 from referee.match import MatchConfig, play_match  # noqa: E402
 from referee.protocol import encode, request_message  # noqa: E402
 from referee.seats import BotSeat  # noqa: E402
-from referee.seats.launch import Limits  # noqa: E402
+from referee.seats.process import Limits  # noqa: E402
 
 MINIMAL_BOT = """
 import sys

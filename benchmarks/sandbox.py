@@ -36,8 +36,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from referee.engine import PRESETS  # noqa: E402
 from referee.match import TimeControl  # noqa: E402
 from referee.protocol import hello_message  # noqa: E402
-from referee.seats import BotSeat, cgroups, seccomp  # noqa: E402
-from referee.seats.process import BotProcess, Limits  # noqa: E402
+from referee.seats import BotSeat  # noqa: E402
+from referee.seats.process import BotProcess, Limits, cgroups, seccomp  # noqa: E402
 from referee.seats.sandbox import SandboxError, choose  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,7 +33,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from referee.match import run_match  # noqa: E402
 from referee.records import MatchResult, Termination  # noqa: E402
-from referee.seats.descendants import adopt_orphans  # noqa: E402
+from referee.seats.process import adopt_orphans  # noqa: E402
 from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, play, resolve_rules, start  # noqa: E402
 from referee.tournament.progress import ProgressDisplay  # noqa: E402
 from referee.tournament.runner import match_config  # noqa: E402

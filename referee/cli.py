@@ -40,8 +40,8 @@ register_all(app)
 
 
 def main() -> None:
-    """Console-script entry point. The referee adopts its bots' orphans (see :mod:`referee.seats.descendants`)."""
-    from referee.seats.descendants import adopt_orphans
+    """Console-script entry point. The referee adopts its bots' orphans (see :mod:`referee.seats.process.family`)."""
+    from referee.seats.process import adopt_orphans
 
     adopt_orphans()
     app()

@@ -34,8 +34,14 @@ from referee.match import (
 )
 from referee.replay.writer import is_compressed, plain_name
 from referee.seats import BotSeat, Seat, package
-from referee.seats.launch import DEFAULT_CPUS
-from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, BotCommandError, Limits, check_command
+from referee.seats.process import (
+    DEFAULT_CPUS,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROCESSES,
+    BotCommandError,
+    Limits,
+    check_command,
+)
 from referee.seats.sandbox import exposed_output
 from referee.signing import SigningError, load_key
 from referee.text import scores_text

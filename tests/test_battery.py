@@ -31,8 +31,8 @@ from referee.engine import CARD_IDS, PRESETS, apply, ids_of, new_match, rules_fr
 from referee.match import MatchConfig, MatchResult, SeatFactory, TimeControl, run_match, run_matches
 from referee.protocol import action_from_json
 from referee.replay import verify
-from referee.seats import BotSeat, cgroups
-from referee.seats.process import Limits
+from referee.seats import BotSeat
+from referee.seats.process import Limits, cgroups
 from referee.seats.sandbox import SandboxError, choose
 
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"

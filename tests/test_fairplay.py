@@ -22,8 +22,8 @@ import pytest
 
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, play_match
-from referee.seats import BotSeat, cgroups, seccomp
-from referee.seats.process import BotClosedError, BotProcess, Limits
+from referee.seats import BotSeat
+from referee.seats.process import BotClosedError, BotProcess, Limits, cgroups, seccomp
 from referee.seats.sandbox import LAUNCHER, bot_uid, bwrap_path
 
 ROOT = Path(__file__).parent.parent

@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from referee.seats import cgroups
-from referee.seats.process import BotClosedError, BotCommandError, BotProcess, Limits, check_command, resolve_paths
+from referee.seats.process import (
+    BotClosedError,
+    BotCommandError,
+    BotProcess,
+    Limits,
+    cgroups,
+    check_command,
+    resolve_paths,
+)
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = Path(__file__).parent / "hostile" / "hostile_bot.py"

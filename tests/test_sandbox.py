@@ -19,8 +19,7 @@ import pytest
 
 from referee.engine import load_rules
 from referee.match import MatchConfig, run_match
-from referee.seats import cgroups
-from referee.seats.process import BotProcess, Limits
+from referee.seats.process import BotProcess, Limits, cgroups
 from referee.seats.sandbox import ENV_ALLOW, SandboxError, bwrap_path, choose, explain, parse_env
 from referee.tournament.config import TournamentError, config_from_dict
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.seats.launch import absolute_command
+from referee.seats.process import absolute_command
 from referee.seats.sandbox import bwrap_path
 from referee.tournament.config import TournamentError, config_from_dict
 from referee.tournament.settings import BotSettings, SettingsError, parse_option

@@ -38,7 +38,7 @@ def sandbox_options(mode: str, bot_env: list[str] | None, *, require_cgroups: bo
     ``--require-cgroups``: a one-line error (exit 2) when the sandbox asked for cannot work (or cgroups, where
     required), a one-line warning for each defence the bots go without (no sandbox with ``auto``, no cgroups, no
     syscall filter)."""
-    from referee.seats.launch import isolation_warnings
+    from referee.seats.process import isolation_warnings
     from referee.seats.sandbox import SandboxError, parse_env, resolve
 
     def warn(line: str) -> None:

@@ -25,8 +25,7 @@ from referee.commands.bot_options import (
     sandbox_options,
 )
 from referee.match import TimeControl
-from referee.seats.launch import DEFAULT_CPUS
-from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
+from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
 
 

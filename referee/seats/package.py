@@ -37,10 +37,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.errors import RefereeError
-from referee.seats import cgroups, sandbox, seccomp
+from referee.seats import sandbox
+from referee.seats.process import cgroups, seccomp
 
 if TYPE_CHECKING:
-    from referee.seats.launch import Limits
+    from referee.seats.process.plan import Limits
 
 MANIFEST = "bot.toml"
 """The manifest's file name inside a bot folder."""
@@ -285,7 +286,7 @@ def _build_command(
         with contextlib.suppress(OSError, cgroups.CgroupUnavailable):
             group = cgroups.BotCgroup.create(cgroups.Quota(BUILD_MEMORY_BYTES, 1024, None))
     wrapped = sandbox.wrap(bwrap, jail, ["/bin/sh", "-c", package.build])
-    from referee.seats.launch import join_wrapper
+    from referee.seats.process.plan import join_wrapper
 
     join = join_wrapper(group.procs_files) if group is not None else []
     return [*join, *wrapped.argv], env, wrapped.fds, group

@@ -14,8 +14,8 @@ When the referee runs as root, the bot runs as an unprivileged user id of its ow
 (see :func:`bot_uid`), with no capabilities and ``no_new_privs``: the kernel exempts root from RLIMIT_NPROC, and
 root inside the sandbox could make device nodes or remount. bwrap's options reach it through a descriptor and the
 command through a launcher script, so the sandbox's process list shows no host path; machine-wide ``/proc`` files
-are masked (:data:`MASKED_PROC`); the syscall filter of :mod:`referee.seats.seccomp` applies. The bot's cgroup
-(:mod:`referee.seats.cgroups`) bounds its memory, processes and CPU share; rlimits set inside the sandbox
+are masked (:data:`MASKED_PROC`); the syscall filter of :mod:`referee.seats.process.seccomp` applies. The bot's cgroup
+(:mod:`referee.seats.process.cgroups`) bounds its memory, processes and CPU share; rlimits set inside the sandbox
 (``prlimit``) add CPU seconds and file size per process, and the process count of its user id.
 
 ``--sandbox auto`` uses bwrap when a probe run works and otherwise runs bots unsandboxed with a one-line
@@ -297,7 +297,7 @@ class Jail:
     cwd: str | None = None  # a host folder bound as the working directory (--bot-cwd); None: HOME
     tmp_bytes: int = 256 << 20  # size of the private /tmp (working directory included)
     uid: int | None = None  # run as this host uid (referee is root); None: the referee's own
-    seccomp: bytes | None = None  # the syscall filter's BPF program (see referee.seats.seccomp); None: none
+    seccomp: bytes | None = None  # the syscall filter's BPF program (see referee.seats.process.seccomp); None: none
     memory_bytes: int | None = None  # the memory the bot may use: what its /proc/meminfo shows
     writable_cwd: bool = False  # bind ``cwd`` read-write (a package's build step), else read-only
 
