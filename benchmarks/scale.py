@@ -29,9 +29,10 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from referee.engine import PRESETS  # noqa: E402
 from referee.records import MatchResult, Termination  # noqa: E402
 from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, compute, start  # noqa: E402
+from referee.tournament.folder import RESULTS  # noqa: E402
 from referee.tournament.progress import ProgressDisplay  # noqa: E402
 from referee.tournament.session import summarize  # noqa: E402
-from referee.tournament.store import RESULTS, Store, dumps_line  # noqa: E402
+from referee.tournament.store import Store, dumps_line  # noqa: E402
 
 BOT = Path(__file__).resolve().parent.parent / "bots" / "random_bot.py"
 
@@ -46,7 +47,7 @@ def synthetic_results(store: Store, seed: int) -> int:
     """Write one result per scheduled match to ``results.jsonl`` (unsigned); returns the matches."""
     rng = random.Random(seed)
     lines = []
-    for spec in store.schedule:
+    for spec in store.schedule.values():
         winner = rng.choice([0, 1, 1, 0, None])
         scores = (7, 0) if winner == 0 else (0, 7) if winner == 1 else (0, 0)
         result = MatchResult(spec.match_id, winner, scores, 3, Termination.ROUNDS, None, spec.seats, spec.seed, 60)
@@ -62,7 +63,7 @@ def held_per_match(config: TournamentConfig, folder: Path, matches: int) -> floa
     sink = open(os.devnull, "w")  # noqa: SIM115 - closed below
     bar = ProgressDisplay(len(store.schedule), 0, stream=sink, live=False)
     records = []
-    for spec in store.schedule[:matches]:
+    for spec in list(store.schedule.values())[:matches]:
         result = MatchResult(spec.match_id, 0, (7, 0), 3, Termination.ROUNDS, None, spec.seats, spec.seed, 60,
                              ({"event": "round_end", "round": 1},) * 6)  # fmt: skip
         records.append(Record(spec, result))

@@ -123,7 +123,7 @@ def record_cost(config: TournamentConfig, folder: Path, matches: int = 200) -> t
     and the progress line): what bounds a tournament's matches/s however many workers play."""
     store = start(config, RunOptions(), folder)
     bar = ProgressDisplay(len(store.schedule), 0, stream=io.StringIO(), live=False)
-    specs = store.schedule[:matches]
+    specs = list(store.schedule.values())[:matches]
     results = [MatchResult(s.match_id, 0, (7, 0), 3, Termination.ROUNDS, None, s.seats, s.seed, 60) for s in specs]
     c0, t0 = time.process_time(), time.perf_counter()
     for spec, result in zip(specs, results, strict=True):

@@ -8,7 +8,8 @@ its input. It never raises on a bad line: a line that is not JSON, or a message 
 skipped; when ``choose`` raises or returns something that is not legal, the first legal action is sent instead (and
 the problem logged), so the bot keeps its seat.
 
-Standard library only, like the example bots; this module imports nothing else from the package.
+Standard library only, like the example bots; this module imports nothing else from the package than its root
+(:data:`referee.PROTOCOL`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
-PROTOCOL = "koikoi/1"
-"""The protocol version the helper speaks."""
+from referee import PROTOCOL
 
 Message = dict[str, Any]
 """One decoded protocol line."""

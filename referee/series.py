@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.engine import Deal, EngineError, Rules, deals_from_lines, load_rules
-from referee.errors import RefereeError
+from referee.errors import Interrupted, RefereeError
 from referee.match import (
     MatchConfig,
     MatchInterrupted,
@@ -54,7 +54,7 @@ __all__ = [
 
 class PlayError(RefereeError):
     """``play`` could not start or finish: ``str(error)`` is one line for the user, ``code`` the exit status
-    (2: bad input or an unwritable file, 130: Ctrl-C, 143: SIGTERM)."""
+    (2: bad input or an unwritable file; a stop by Ctrl-C or SIGTERM is :class:`~referee.errors.Interrupted`)."""
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
@@ -342,8 +342,8 @@ def play(
     """Play the games of ``setup``: :func:`plan` them, call ``on_start`` with the plan, then ``on_result`` with
     each game (its result, replay file and the bots' stderr logs) as it comes. Bot processes are reused from
     game to game until one fails, except that with explicit deals each game starts fresh ones. Raises
-    :class:`PlayError`; every bot is stopped whatever happens. Empty logs in a temporary log folder are
-    removed at the end, except those of a bot that forfeited."""
+    :class:`PlayError` (:class:`~referee.errors.Interrupted` when stopped); every bot is stopped whatever
+    happens. Empty logs in a temporary log folder are removed at the end, except those of a bot that forfeited."""
     the_plan = plan(setup)
     if on_start is not None:
         on_start(the_plan)
@@ -374,9 +374,9 @@ def play(
             reuse=not the_plan.fresh_processes,
         )  # fmt: skip
     except MatchInterrupted as exc:
-        raise PlayError(str(exc), 143) from None
+        raise Interrupted(str(exc), code=143) from None
     except KeyboardInterrupt:
-        raise PlayError("interrupted; every bot was stopped", 130) from None
+        raise Interrupted("interrupted; every bot was stopped") from None
     except OSError as exc:
         raise PlayError(f"cannot write: {exc}") from None
     finally:

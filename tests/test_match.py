@@ -66,7 +66,7 @@ def test_every_preset_plays_to_the_end_and_the_replay_verifies(
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert [{k: b[k] for k in ("seat", "command")} for b in lines[0]["bots"]] == [
         {"seat": 1, "command": pair[0]}, {"seat": 2, "command": pair[1]}]  # fmt: skip
-    assert lines[-1]["winner"] == (None if result.winner is None else result.winner + 1)
+    assert lines[-1]["winner"] == result.winner_number
     assert [x["seat"] for x in lines if x["type"] == "hello"] == [1, 2]
 
 

@@ -15,7 +15,7 @@ from referee.records import MatchResult, Termination
 from referee.replay import verify
 from referee.replay.html import find_replays
 from referee.tournament import Record, RunOptions, Store
-from referee.tournament.store import replay_file
+from referee.tournament.folder import replay_file
 
 
 def _big(rec: Record) -> Record:
@@ -28,7 +28,7 @@ def _big(rec: Record) -> Record:
 
 def test_a_running_store_keeps_no_record_and_reads_them_back(tmp_path: Path) -> None:
     store = Store.create(tmp_path, make_config(6, pairs=40), RunOptions())
-    records = [_big(_result(spec, 1 + k % 2)) for k, spec in enumerate(store.schedule[:600])]
+    records = [_big(_result(spec, 1 + k % 2)) for k, spec in enumerate(list(store.schedule.values())[:600])]
     store.append(records[0])
     gc.collect()
     tracemalloc.start()
@@ -70,7 +70,7 @@ def test_compressed_replays_through_play_resume_and_merge(tmp_path: Path, bot: s
 
 def test_an_interrupted_compressed_replay_is_kept_and_dealt_afresh(tmp_path: Path) -> None:
     store = Store.create(tmp_path, make_config(2, pairs=2), RunOptions(compress=True))
-    first, second = store.schedule[0], store.schedule[1]
+    first, second = list(store.schedule.values())[:2]
     assert store.replay_path(first) == replay_file(tmp_path, first.match_id, True)
     store.replay_path(first).write_bytes(b"partial")  # started, never recorded
     store.close()

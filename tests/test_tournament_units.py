@@ -221,7 +221,7 @@ def _result(spec: MatchSpec, winner: int | None, forfeit: Forfeit | None = None)
 def test_store_survives_a_torn_line_and_counts_each_match_once(tmp_path: Path) -> None:
     cfg = make_config(2, pairs=3)
     store = Store.create(tmp_path, cfg, RunOptions())
-    sched = store.schedule
+    sched = list(store.schedule.values())
     store.append(_result(sched[0], 1))
     store.append(_result(sched[1], 2, Forfeit(0, Failure.TIMEOUT, "slow")))
     store.close()
@@ -257,7 +257,7 @@ def test_an_output_folder_that_cannot_be_written_is_a_tournament_error(tmp_path:
 def test_standings_count_points_failures_and_pairs(tmp_path: Path) -> None:
     cfg = make_config(2, pairs=2)
     store = Store.create(tmp_path, cfg, RunOptions())
-    a0, b0, a1, b1 = store.schedule
+    a0, b0, a1, b1 = store.schedule.values()
     recs = [
         store.append(_result(a0, 1)),  # bot0 (seat 1) wins
         store.append(_result(b0, 1)),  # bot1 (seat 1) wins
@@ -306,7 +306,7 @@ def test_every_failure_has_one_standings_column() -> None:
 def test_signed_results_chain_and_an_interrupted_pair_is_redealt(tmp_path: Path) -> None:
     cfg, key = make_config(2, pairs=2), b"k" * 32
     store = Store.create(tmp_path, cfg, RunOptions(), key)
-    a0, b0, a1, b1 = store.schedule
+    a0, b0, a1, b1 = store.schedule.values()
     store.append(_result(a0, 1))
     store.append(_result(b0, 2))
     store.append(_result(a1, 1))

@@ -24,6 +24,7 @@ from referee.commands.bot_options import (
     SANDBOX_HELP,
     sandbox_options,
 )
+from referee.errors import Interrupted
 from referee.match import TimeControl
 from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
@@ -150,7 +151,7 @@ def play_cmd(
 
     try:
         play(setup, on_start=started, on_result=report)
-    except PlayError as exc:
+    except (PlayError, Interrupted) as exc:
         fail(str(exc), exc.code)
     if games > 1 and not as_json:
         lost = "".join(f", seat {s + 1} forfeited {n}" for s, n in enumerate(forfeits) if n)

@@ -26,7 +26,7 @@ from referee.commands.bot_options import (
     REQUIRE_CGROUPS_HELP,
     SANDBOX_HELP,
 )
-from referee.errors import RefereeError
+from referee.errors import Interrupted, RefereeError
 
 EXIT_CODES = (
     "Exit codes: 0 the tournament finished and every CI gate passed; 1 a CI gate failed (--fail-if-worse "
@@ -224,7 +224,7 @@ def tournament_cmd(
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
         return
-    from referee.tournament.launch import Interrupted, Request, run
+    from referee.tournament.launch import Request, run
 
     request = Request(
         bots=tuple(bot or ()), config=config, rules=rules, rounds=rounds, format=fmt, gauntlet=gauntlet,
@@ -243,7 +243,7 @@ def tournament_cmd(
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
     except Interrupted as exc:
         typer.echo(f"koikoi-referee: {exc}", err=True)
-        sys.exit(130)
+        sys.exit(exc.code)
     except RefereeError as exc:
         fail(str(exc))
     if as_json:
@@ -316,7 +316,7 @@ def verify_cmd(
     """Check that every deal is the one the seed committed to at the start gives: the seed opens the
     commitment, every match's deal derives from it, and every replay re-simulates. Exit 0 when all agree, 1
     when a deal does not, 2 for a folder that cannot be read."""
-    from referee.tournament.store import signing_key
+    from referee.tournament.folder import signing_key
     from referee.tournament.verify import verify_folder, verify_text
 
     try:

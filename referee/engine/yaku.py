@@ -311,14 +311,6 @@ def evaluate(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> tuple[int, 
     return base, names
 
 
-def yaku_bits(found: Iterable[Yaku]) -> int:
-    """The bit set of some yaku names, as :func:`evaluate` returns it."""
-    bits = 0
-    for y in found:
-        bits |= _BIT[y]
-    return bits
-
-
 def koikoi_total(base: int, koikoi_calls: int, scoring: KoikoiScoring) -> int:
     """Base yaku points after ``koikoi_calls`` calls by the stopping player, by the koi-koi scoring rule alone."""
     if scoring is KoikoiScoring.DOUBLE:

@@ -9,6 +9,7 @@ Typical use::
     print(outcome.table)
 """
 
+from referee.errors import OutputError
 from referee.tournament.config import (
     BotSpec,
     Format,
@@ -30,7 +31,7 @@ from referee.tournament.schedule import MatchSpec, Pairing, build_schedule, pair
 from referee.tournament.session import Outcome, default_jobs, play, resume, start
 from referee.tournament.standings import Standings, compute
 from referee.tournament.stats import Estimate, SprtResult, SprtState, elo_of_score, estimate, sprt, sprt_llr
-from referee.tournament.store import OutputError, Store
+from referee.tournament.store import Store
 
 __all__ = [
     "EXIT_ERROR", "EXIT_GATE", "EXIT_OK", "BotRow", "BotSpec", "Column", "Estimate", "Format", "MatchSpec",

@@ -3,7 +3,7 @@
 Each shows the bot's line of the leaderboard, its rating as the results came in, the distribution of its
 decision times, its memory, every game it played (opponent, seat, result, forfeit reason and detail, its
 decisions, longest decision and peak memory in that game) and the stderr log of each match it forfeited. Logs
-are found where :meth:`~referee.tournament.store.Output.log` puts them. Self-contained like every page here.
+are found where :meth:`~referee.tournament.folder.Output.log` puts them. Self-contained like every page here.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from referee.records import bucket_upper_ms
 from referee.replay.html import asset, fill, nav_links
 from referee.text import scores_text
 from referee.tournament.columns import LEADERBOARD_HEAD, leaderboard_cells
+from referee.tournament.folder import Output, existing_replay, write_atomic
 from referee.tournament.records import Record
 from referee.tournament.standings import Standings
-from referee.tournament.store import Output, existing_replay, write_atomic
 
 FOLDER = "bots"
 """The folder of the bot pages in the tournament folder."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from referee.errors import RefereeError
+from referee.errors import Interrupted
 from referee.records import TimeControl
 from referee.seats.launch import isolation_warnings
 from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
@@ -41,13 +41,13 @@ from referee.tournament.config import (
     resolve_rules,
     with_rounds,
 )
+from referee.tournament.folder import NO_KEY, RESULTS, signing_key
 from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
-from referee.tournament.store import NO_KEY, RESULTS, signing_key
 from referee.tournament.suite import load_suite
 
 SEED_ENV = "KOIKOI_SEED"
@@ -132,14 +132,6 @@ class Report:
         if self.index is not None:
             extra["index"] = str(self.index)
         return to_json(self.outcome.standings, extra)
-
-
-class Interrupted(RefereeError):
-    """The run was stopped by Ctrl-C or SIGTERM; ``where`` is the folder to resume."""
-
-    def __init__(self, where: Path | None) -> None:
-        super().__init__(f"interrupted; continue with: koikoi-referee tournament --resume {where}")
-        self.where = where
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -270,12 +262,12 @@ def run(
     """Run (or with ``req.resume`` continue) a tournament; progress goes to ``stream``, warnings to ``warn``.
 
     Raises :class:`~referee.errors.RefereeError` for bad input and unwritable output (exit 2) and
-    :class:`Interrupted` for Ctrl-C and SIGTERM (exit 130).
+    :class:`~referee.errors.Interrupted` for Ctrl-C and SIGTERM (exit 130).
     """
     try:
         return _run(req, stream, warn, os.environ if environ is None else environ)
     except KeyboardInterrupt:
-        raise Interrupted(req.resume or req.out) from None
+        raise Interrupted.resumable(req.resume or req.out) from None
 
 
 def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: MutableMapping[str, str]) -> Report:
@@ -356,7 +348,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
         outcome = play(store, stream=stream, interim=interim)
     except KeyboardInterrupt:
-        raise Interrupted(store.root) from None
+        raise Interrupted.resumable(store.root) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
     index = _write_pages(store.root, warn) if req.html else None

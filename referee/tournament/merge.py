@@ -4,7 +4,7 @@ Every folder must describe the same tournament (equal fingerprints) and the same
 recorded in two folders is an error (the shards overlap); so is a shard without a folder, or a scheduled match
 recorded nowhere (an unfinished shard: resume it first), unless a partial merge is asked for, which reports them
 as missing. Each folder's results are checked against the key when there is one. The merged folder is written in
-the store's own formats (:func:`~referee.tournament.store.write_description`,
+the store's own formats (:func:`~referee.tournament.folder.write_description`,
 :func:`~referee.tournament.store.write_results`) and its report by
 :func:`~referee.tournament.report.write_report`.
 """
@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.tournament.config import RunOptions, TournamentError
+from referee.tournament.folder import DESCRIPTION, existing_replay, write_description
 from referee.tournament.gates import judge
 from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.schedule import MatchSpec, build_schedule
 from referee.tournament.standings import Standings, compute, sprt_stop_point
-from referee.tournament.store import DESCRIPTION, Store, existing_replay, write_description, write_results
+from referee.tournament.store import Store, write_results
 
 
 @dataclass

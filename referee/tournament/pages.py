@@ -22,11 +22,12 @@ from referee.tournament.bot_pages import bot_page, write_bot_pages
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
+from referee.tournament.folder import DESCRIPTION, Output, existing_replay, replay_file, write_atomic
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
 from referee.tournament.standings import Standings, compute, rating_history, sprt_stop_point
 from referee.tournament.stats import SprtState
-from referee.tournament.store import DESCRIPTION, Output, Store, existing_replay, replay_file, write_atomic
+from referee.tournament.store import Store
 
 HOME = "index.html"
 """The home page's file name in the tournament folder."""

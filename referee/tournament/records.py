@@ -422,7 +422,7 @@ class PairRow:
                 g: {
                     "match_id": rec.spec.match_id,
                     "seats": list(rec.spec.seats),
-                    "winner": None if rec.result.winner is None else rec.result.winner + 1,
+                    "winner": rec.result.winner_number,
                     "scores": list(rec.result.scores),
                     "reason": rec.result.reason.value,
                     "order": rec.order,

@@ -18,10 +18,10 @@ from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
+from referee.tournament.folder import FORMAT, write_atomic
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
 from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, Record
 from referee.tournament.standings import Standings
-from referee.tournament.store import FORMAT, write_atomic
 
 COLUMN_TITLES = {Column.CRASHES: "crash", Column.TIMEOUTS: "timeout", Column.INVALID: "invalid",
                  Column.ILLEGAL: "illegal"}  # fmt: skip

@@ -34,7 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from referee.errors import RefereeError
+from referee.errors import OutputError, RefereeError
 from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.seats import BotSeat
@@ -42,9 +42,9 @@ from referee.seats.descendants import adopt_orphans
 from referee.seats.launch import DEFAULT_CPUS
 from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
 from referee.tournament.config import TournamentConfig
+from referee.tournament.folder import Output, output_error
 from referee.tournament.records import Played
 from referee.tournament.schedule import MatchSpec, work_units
-from referee.tournament.store import Output, OutputError, output_error
 
 
 def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:

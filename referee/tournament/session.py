@@ -14,6 +14,7 @@ from referee.records import MatchResult
 from referee.seats import package
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.folder import RESULTS, Output, output_error
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
@@ -23,7 +24,7 @@ from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, check_size
 from referee.tournament.standings import Standings, Tally, compute, sprt_stop_point
 from referee.tournament.stats import SprtState
-from referee.tournament.store import RESULTS, Output, Store, output_error
+from referee.tournament.store import Store
 
 __all__ = [
     "EXIT_GATE", "EXIT_OK", "Interim", "Outcome", "check_new", "default_jobs", "judge", "play", "resume", "start",
@@ -124,7 +125,7 @@ class _SprtTracker:
 
 def open_twins(store: Store) -> list[MatchSpec]:
     """The pending matches whose pair twin is recorded: what finishes the pairs a stop cut in two."""
-    started = {(m.pairing, m.pair) for m in store.schedule if store.is_done(m.match_id)}
+    started = {(m.pairing, m.pair) for m in store.schedule.values() if store.is_done(m.match_id)}
     return [m for m in store.pending() if (m.pairing, m.pair) in started]
 
 
@@ -135,7 +136,7 @@ def play(
     how often the report is rewritten and shown while the run goes on.
 
     When the SPRT decides, the pairs in flight whose first game is played are finished (their twins played), so
-    every count covers whole pairs; the report says how many. :class:`~referee.tournament.store.OutputError` when
+    every count covers whole pairs; the report says how many. :class:`~referee.errors.OutputError` when
     the output cannot be written (a full disk): the matches recorded so far are kept, and a resume deals the
     interrupted ones afresh.
     """

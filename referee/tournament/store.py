@@ -1,14 +1,5 @@
-"""The output folder: the tournament description written first, then an append-only log of finished matches.
-
-Layout of a tournament folder::
-
-    tournament.json     config, run options, shard and schedule slice; written atomically before any match
-    results.jsonl       one line per finished match, flushed and fsynced as soon as the match ends
-    replays/ID.jsonl    every match's replay (a replayed match overwrites its partial replay); ID.jsonl.gz when
-                        the run compresses its replays (``RunOptions.compress``)
-    logs/               bot stderr logs
-    .lock               held (flock) by the run playing in the folder: a second run there is refused
-    standings.json, standings.csv, pairs.csv, matches.csv   the report, rewritten at the end
+"""The results log of a tournament folder: an append-only ``results.jsonl`` of finished matches, and the
+schedule as dealt now (:mod:`referee.tournament.folder` has the folder itself: its layout, lock and description).
 
 A line is only counted when it is complete and parses; a torn last line (the referee killed mid-write) is cut
 off on resume and its match is played again, so no match is lost and none is counted twice.
@@ -20,102 +11,30 @@ A running tournament holds the ids of its finished matches, not their records: t
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from referee.replay.writer import GZ_SUFFIX
-from referee.signing import Chain, SigningError, load_key
+from referee.signing import Chain, SigningError
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.folder import (
+    DESCRIPTION,
+    KEY_HINT,
+    NO_KEY,
+    RESULTS,
+    Output,
+    lock_folder,
+    read_description,
+    replay_files,
+    started,
+    unlock_folder,
+    write_atomic,
+    write_description,
+)
 from referee.tournament.records import Record, Redeal
 from referee.tournament.schedule import MatchSpec, build_schedule, redealt, shard_of
-
-FORMAT = "koikoi-tournament/1"
-DESCRIPTION = "tournament.json"
-RESULTS = "results.jsonl"
-LOCK = ".lock"
-NO_KEY = "signature not checked: no key"
-KEY_HINT = " (a run signed with --key FILE is checked with the same --key FILE)"
-
-
-class OutputError(TournamentError):
-    """The output folder cannot be written during a run (a full disk, a file grown over its limit, a folder
-    made read-only): the run stops with exit 2 and can be resumed."""
-
-
-def output_error(exc: OSError, path: Path | None = None) -> OutputError:
-    """A one-line :class:`OutputError` for an ``OSError`` met while writing the tournament's output (``path``:
-    the file being written, when the error does not name one)."""
-    name = exc.filename or path
-    where = f"{name}: " if name else ""
-    return OutputError(f"{where}cannot write the tournament's output: {exc.strerror or exc}")
-
-
-_held_locks: set[int] = set()  # lock file descriptors of this process
-
-
-def _close_locks_after_fork() -> None:
-    # A forked worker drops its copy of the lock, so that the lock ends with the run that took it (even when
-    # that run is killed), not with the last worker to exit.
-    for fd in _held_locks:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    _held_locks.clear()
-
-
-os.register_at_fork(after_in_child=_close_locks_after_fork)
-
-
-def lock_folder(root: Path) -> int:
-    """Take the folder's lock for this run; :class:`TournamentError` if another run holds it."""
-    path = root / LOCK
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise TournamentError(f"{root}: cannot lock the tournament folder: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-        os.close(fd)
-        raise TournamentError(f"{root} is in use by another koikoi-referee run (pid {holder})") from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    _held_locks.add(fd)
-    return fd
-
-
-def unlock_folder(fd: int) -> None:
-    """Release a lock taken by :func:`lock_folder`."""
-    if fd in _held_locks:
-        _held_locks.discard(fd)
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsync and rename: old or new, never half."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 class Store:
@@ -129,8 +48,8 @@ class Store:
         self.config = config
         self.options = options
         self.key = key
-        self.schedule: list[MatchSpec] = shard_of(build_schedule(config), options.shard)
-        self._by_id = {m.match_id: m for m in self.schedule}
+        self.schedule: dict[str, MatchSpec] = {m.match_id: m for m in shard_of(build_schedule(config), options.shard)}
+        """The schedule slice of this folder by match id, in schedule order, each entry as dealt now."""
         self._done: set[str] = set()  # ids of the recorded matches (the schedule's own strings)
         self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
         self._chain = Chain(key)
@@ -182,11 +101,11 @@ class Store:
                 if "redeal" in obj:
                     continue
                 mid = obj.get("match_id")
-                spec = self._by_id.get(mid) if isinstance(mid, str) else None
+                spec = self.schedule.get(mid) if isinstance(mid, str) else None
                 if spec is None or obj.get("deal", 0) != spec.deal or spec.match_id in seen:
                     continue
                 seen.add(spec.match_id)
-                yield Record.from_json(obj, self._by_id)
+                yield Record.from_json(obj, self.schedule)
 
     def load_records(self) -> dict[str, Record]:
         """Every recorded match by id (:meth:`iter_records` kept in memory: for a merge)."""
@@ -206,7 +125,7 @@ class Store:
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
-            write_description(root, config, options, store.schedule, key)
+            write_description(root, config, options, list(store.schedule.values()), key)
             (root / RESULTS).touch()
         except OSError as exc:
             store.close()
@@ -241,12 +160,8 @@ class Store:
 
     @staticmethod
     def _describe(root: Path, jobs: int, key: bytes | None) -> Store:
-        doc = read_description(root, key)
-        config = TournamentConfig.from_json(doc.get("config"))  # type: ignore[arg-type]
-        options = RunOptions.from_json(doc.get("options"), jobs)  # type: ignore[arg-type]
-        if config.fingerprint() != doc.get("fingerprint"):
-            raise TournamentError(f"{root / DESCRIPTION}: the fingerprint does not match its config")
-        return Store(root, config, options, key)
+        description = read_description(root, key, jobs)
+        return Store(root, description.config, description.options, key)
 
     def load_results(self, *, repair: bool = False) -> list[str]:
         """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off. A line that does not
@@ -295,7 +210,7 @@ class Store:
             if "redeal" in obj:
                 self._apply_redeal(Redeal.from_json(obj))
                 return []
-            rec = Record.from_json(obj, self._by_id)
+            rec = Record.from_json(obj, self.schedule)
             if obj.get("deal", 0) != rec.spec.deal:
                 raise ValueError(f"match {rec.spec.match_id}: deal {obj.get('deal', 0)!r} is not the current one")
         except ValueError as exc:
@@ -307,21 +222,22 @@ class Store:
 
     def _apply_redeal(self, redeal: Redeal) -> None:
         """Deal pair (pairing, pair) afresh: its entries get the new deal, its earlier results stop counting."""
-        members = [m for m in self.schedule if (m.pairing, m.pair) == (redeal.pairing, redeal.pair)]
+        members = self._members(redeal.pairing, redeal.pair)
         if not members:
             raise ValueError(f"pair {redeal.pair} of pairing {redeal.pairing} is not in this folder's schedule")
         if redeal.deal <= self.redeals.get((redeal.pairing, redeal.pair), 0):
             raise ValueError(f"deal {redeal.deal} of pair {redeal.pair} is not a new deal")
         self.redeals[(redeal.pairing, redeal.pair)] = redeal.deal
         for m in members:
-            new = redealt(self.config, m, redeal.deal)
-            self.schedule[self.schedule.index(m)] = new
-            self._by_id[m.match_id] = new
+            self.schedule[m.match_id] = redealt(self.config, m, redeal.deal)
             self._done.discard(m.match_id)
+
+    def _members(self, pairing: int, pair: int) -> list[MatchSpec]:
+        return [m for m in self.schedule.values() if (m.pairing, m.pair) == (pairing, pair)]
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""
-        found = {(m.pairing, m.pair) for m in self.pending() if _started(self.root, m.match_id)}
+        found = {(m.pairing, m.pair) for m in self.pending() if started(self.root, m.match_id)}
         return sorted(found)
 
     def redeal_interrupted(self) -> list[tuple[int, int]]:
@@ -329,9 +245,9 @@ class Store:
         deal as ``ID.interrupted-N.jsonl``; returns the pairs."""
         pairs = self.interrupted()
         for pairing, pair in pairs:
-            members = [m for m in self.schedule if (m.pairing, m.pair) == (pairing, pair)]
+            members = self._members(pairing, pair)
             for m in members:
-                for old in _replay_files(self.root, m.match_id):
+                for old in replay_files(self.root, m.match_id):
                     if old.exists():
                         ext = old.name.removeprefix(m.match_id)
                         n = 1
@@ -347,11 +263,11 @@ class Store:
 
     def pending(self) -> list[MatchSpec]:
         """Scheduled matches without a recorded result, in schedule order."""
-        return [m for m in self.schedule if m.match_id not in self._done]
+        return [m for m in self.schedule.values() if m.match_id not in self._done]
 
     def spec(self, match_id: str) -> MatchSpec:
         """The schedule entry of ``match_id`` as dealt now."""
-        return self._by_id[match_id]
+        return self.schedule[match_id]
 
     def _write_line(self, obj: dict[str, Any]) -> None:
         if self._log is None:
@@ -364,7 +280,7 @@ class Store:
         """Record a finished match: one signed line, flushed and fsynced before returning (only its id stays in
         memory)."""
         self._write_line(rec.to_json())
-        self._done.add(self._by_id[rec.spec.match_id].match_id)
+        self._done.add(self.schedule[rec.spec.match_id].match_id)
         return rec
 
     def close(self) -> None:
@@ -378,62 +294,9 @@ class Store:
             self._lock = None
 
 
-@dataclass(frozen=True)
-class Output:
-    """Where and how the matches of a run are written: the folder (``replays/``, ``logs/``), the key that signs
-    the replays (None: unsigned) and whether they are compressed (``.jsonl.gz``). Every backend's workers get one
-    (a Ray slot's has its staging folder as ``root``)."""
-
-    root: Path
-    key: bytes | None = field(default=None, repr=False)
-    compress: bool = False
-
-    def replay(self, match_id: str) -> Path:
-        """The replay file of match ``match_id``."""
-        return replay_file(self.root, match_id, self.compress)
-
-    def log(self, match_id: str, bot: str) -> Path:
-        """The stderr log of ``bot`` in match ``match_id`` (a bot process reused for several matches writes
-        each match's stderr to that match's log)."""
-        return self.root / "logs" / f"{match_id}.{bot}.log"
-
-
-def replay_file(root: Path, match_id: str, compress: bool = False) -> Path:
-    """The replay file of match ``match_id`` in the tournament folder ``root`` (``.jsonl.gz`` with
-    ``compress``)."""
-    return root / "replays" / f"{match_id}.jsonl{GZ_SUFFIX if compress else ''}"
-
-
-def _replay_files(root: Path, match_id: str) -> tuple[Path, Path]:
-    return replay_file(root, match_id), replay_file(root, match_id, True)
-
-
-def _started(root: Path, match_id: str) -> bool:
-    return any(p.exists() for p in _replay_files(root, match_id))
-
-
-def existing_replay(root: Path, match_id: str) -> Path | None:
-    """The replay file of ``match_id`` in ``root``, plain or compressed, if there is one."""
-    return next((p for p in _replay_files(root, match_id) if p.is_file()), None)
-
-
 def dumps_line(obj: dict[str, Any]) -> str:
     """One ``results.jsonl`` line (without its newline)."""
     return json.dumps(obj, separators=(",", ":"))
-
-
-def write_description(
-    root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec], key: bytes | None
-) -> None:
-    """Write ``tournament.json`` atomically, signed under ``key`` (its run options decide the CI gates)."""
-    doc = {
-        "format": FORMAT,
-        "fingerprint": config.fingerprint(),
-        "config": config.to_json(),
-        "options": options.to_json(),
-        "schedule": [m.to_json() for m in schedule],
-    }
-    write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
 
 
 def write_results(root: Path, records: list[Record], key: bytes | None) -> None:
@@ -449,36 +312,3 @@ def write_results(root: Path, records: list[Record], key: bytes | None) -> None:
             lines.append(dumps_line(chain.sign(Redeal(*pair, rec.spec.deal).to_json())))
         lines.append(dumps_line(chain.sign(rec.to_json())))
     write_atomic(root / RESULTS, "".join(line + "\n" for line in lines))
-
-
-def signing_key(path: Path | None, *, create: bool) -> bytes | None:
-    """The key that signs and checks results: ``path`` (which must exist), or the default key, made on first
-    use when ``create``; None when there is none to check with."""
-    try:
-        if path is not None:
-            key = load_key(path, create=False)
-            if key is None:
-                raise TournamentError(f"--key {path}: no such file")
-            return key
-        return load_key(None, create=create)
-    except SigningError as exc:
-        raise TournamentError(str(exc)) from None
-
-
-def read_description(root: Path, key: bytes | None = None) -> dict[str, Any]:
-    """The parsed ``tournament.json`` of a folder, its MAC checked under ``key`` (None: not checked);
-    :class:`TournamentError` if missing, malformed or edited."""
-    path = root / DESCRIPTION
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TournamentError(f"{root}: not a tournament folder (no {DESCRIPTION})") from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise TournamentError(f"{path}: unreadable: {getattr(exc, 'strerror', None) or exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise TournamentError(f"{path}: not a {FORMAT} description")
-    try:
-        Chain(key).check(doc, str(path))
-    except SigningError as exc:
-        raise TournamentError(f"{exc}{KEY_HINT}") from None
-    return doc

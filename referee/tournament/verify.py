@@ -17,8 +17,9 @@ from referee.replay.replayer import Simulation
 from referee.replay.verify import report_of
 from referee.tournament.commitment import commit, opens
 from referee.tournament.config import TournamentError
+from referee.tournament.folder import existing_replay
 from referee.tournament.schedule import redealt
-from referee.tournament.store import Store, existing_replay
+from referee.tournament.store import Store
 
 
 @dataclass

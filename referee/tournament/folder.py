@@ -1,0 +1,217 @@
+"""The tournament folder: its layout, its lock, atomic writes, the signed description and the signing key.
+
+Layout of a tournament folder::
+
+    tournament.json     config, run options, shard and schedule slice; written atomically before any match
+    results.jsonl       one line per finished match (:mod:`referee.tournament.store`)
+    replays/ID.jsonl    every match's replay (a replayed match overwrites its partial replay); ID.jsonl.gz when
+                        the run compresses its replays (``RunOptions.compress``)
+    logs/               bot stderr logs
+    .lock               held (flock) by the run playing in the folder: a second run there is refused
+    standings.json, standings.csv, pairs.csv, matches.csv   the report, rewritten at the end
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee.errors import OutputError
+from referee.replay.writer import GZ_SUFFIX
+from referee.signing import Chain, SigningError, load_key
+from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.schedule import MatchSpec
+
+FORMAT = "koikoi-tournament/1"
+DESCRIPTION = "tournament.json"
+RESULTS = "results.jsonl"
+LOCK = ".lock"
+NO_KEY = "signature not checked: no key"
+KEY_HINT = " (a run signed with --key FILE is checked with the same --key FILE)"
+
+
+def output_error(exc: OSError, path: Path | None = None) -> OutputError:
+    """A one-line :class:`~referee.errors.OutputError` for an ``OSError`` met while writing the tournament's
+    output (``path``: the file being written, when the error does not name one)."""
+    name = exc.filename or path
+    where = f"{name}: " if name else ""
+    return OutputError(f"{where}cannot write the tournament's output: {exc.strerror or exc}")
+
+
+_held_locks: set[int] = set()  # lock file descriptors of this process
+
+
+def _close_locks_after_fork() -> None:
+    # A forked worker drops its copy of the lock, so that the lock ends with the run that took it (even when
+    # that run is killed), not with the last worker to exit.
+    for fd in _held_locks:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held_locks.clear()
+
+
+os.register_at_fork(after_in_child=_close_locks_after_fork)
+
+
+def lock_folder(root: Path) -> int:
+    """Take the folder's lock for this run; :class:`TournamentError` if another run holds it."""
+    path = root / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise TournamentError(f"{root}: cannot lock the tournament folder: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        raise TournamentError(f"{root} is in use by another koikoi-referee run (pid {holder})") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    _held_locks.add(fd)
+    return fd
+
+
+def unlock_folder(fd: int) -> None:
+    """Release a lock taken by :func:`lock_folder`."""
+    if fd in _held_locks:
+        _held_locks.discard(fd)
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, fsync and rename: old or new, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how the matches of a run are written: the folder (``replays/``, ``logs/``), the key that signs
+    the replays (None: unsigned) and whether they are compressed (``.jsonl.gz``). Every backend's workers get one
+    (a Ray slot's has its staging folder as ``root``)."""
+
+    root: Path
+    key: bytes | None = field(default=None, repr=False)
+    compress: bool = False
+
+    def replay(self, match_id: str) -> Path:
+        """The replay file of match ``match_id``."""
+        return replay_file(self.root, match_id, self.compress)
+
+    def log(self, match_id: str, bot: str) -> Path:
+        """The stderr log of ``bot`` in match ``match_id`` (a bot process reused for several matches writes
+        each match's stderr to that match's log)."""
+        return self.root / "logs" / f"{match_id}.{bot}.log"
+
+
+def replay_file(root: Path, match_id: str, compress: bool = False) -> Path:
+    """The replay file of match ``match_id`` in the tournament folder ``root`` (``.jsonl.gz`` with
+    ``compress``)."""
+    return root / "replays" / f"{match_id}.jsonl{GZ_SUFFIX if compress else ''}"
+
+
+def replay_files(root: Path, match_id: str) -> tuple[Path, Path]:
+    """Both places the replay of ``match_id`` may be in ``root``: plain, then compressed."""
+    return replay_file(root, match_id), replay_file(root, match_id, True)
+
+
+def started(root: Path, match_id: str) -> bool:
+    """True when match ``match_id`` has a replay in ``root`` (plain or compressed): it was started."""
+    return any(p.exists() for p in replay_files(root, match_id))
+
+
+def existing_replay(root: Path, match_id: str) -> Path | None:
+    """The replay file of ``match_id`` in ``root``, plain or compressed, if there is one."""
+    return next((p for p in replay_files(root, match_id) if p.is_file()), None)
+
+
+@dataclass(frozen=True)
+class Description:
+    """What ``tournament.json`` says: the config and the run options (with ``jobs`` chosen afresh)."""
+
+    config: TournamentConfig
+    options: RunOptions
+
+
+def write_description(
+    root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec], key: bytes | None
+) -> None:
+    """Write ``tournament.json`` atomically, signed under ``key`` (its run options decide the CI gates)."""
+    doc = {
+        "format": FORMAT,
+        "fingerprint": config.fingerprint(),
+        "config": config.to_json(),
+        "options": options.to_json(),
+        "schedule": [m.to_json() for m in schedule],
+    }
+    write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
+
+
+def read_description(root: Path, key: bytes | None = None, jobs: int = 1) -> Description:
+    """The ``tournament.json`` of a folder, its MAC checked under ``key`` (None: not checked), its run options
+    with ``jobs``; :class:`TournamentError` if missing, malformed or edited."""
+    doc = _read_document(root, key)
+    path = root / DESCRIPTION
+    config_json, options_json = doc.get("config"), doc.get("options")
+    if not isinstance(config_json, dict):
+        raise TournamentError("malformed tournament description: the config is not an object")
+    config = TournamentConfig.from_json(config_json)
+    if not isinstance(options_json, dict):
+        raise TournamentError("malformed run options: not an object")
+    options = RunOptions.from_json(options_json, jobs)
+    if config.fingerprint() != doc.get("fingerprint"):
+        raise TournamentError(f"{path}: the fingerprint does not match its config")
+    return Description(config, options)
+
+
+def _read_document(root: Path, key: bytes | None) -> dict[str, Any]:
+    path = root / DESCRIPTION
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TournamentError(f"{root}: not a tournament folder (no {DESCRIPTION})") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise TournamentError(f"{path}: unreadable: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise TournamentError(f"{path}: not a {FORMAT} description")
+    try:
+        Chain(key).check(doc, str(path))
+    except SigningError as exc:
+        raise TournamentError(f"{exc}{KEY_HINT}") from None
+    return doc
+
+
+def signing_key(path: Path | None, *, create: bool) -> bytes | None:
+    """The key that signs and checks results: ``path`` (which must exist), or the default key, made on first
+    use when ``create``; None when there is none to check with."""
+    try:
+        if path is not None:
+            key = load_key(path, create=False)
+            if key is None:
+                raise TournamentError(f"--key {path}: no such file")
+            return key
+        return load_key(None, create=create)
+    except SigningError as exc:
+        raise TournamentError(str(exc)) from None
