@@ -18,7 +18,6 @@ import dataclasses
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,7 @@ from referee.engine import (
     Deal,
     Event,
     MatchEnd,
-    Misdeal,
     RoundEnd,
-    RoundStart,
     Rules,
     State,
     apply,
@@ -37,26 +34,18 @@ from referee.engine import (
 )
 from referee.errors import RefereeError
 from referee.protocol import (
+    IllegalAction,
     ProtocolError,
-    action_text,
-    answer_index,
+    check_answer,
     check_hello,
+    encode_events,
     error_message,
     event_json,
-    event_message,
-    event_text,
-    full_event_message,
     hello_message,
-    legal_index,
     new_match_message,
-    parse_answer,
-    public_event_message,
-    public_event_text,
     quote_line,
-    request_legal,
-    request_legal_text,
-    request_message,
 )
+from referee.protocol.text import action_text, request_legal_text
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
 
 __all__ = [
@@ -146,39 +135,32 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 seats[1 - p].pause()  # the other seat does not run on this seat's time
                 move_ms = clocks[p].move_ms
                 view = observe(state, p)
-                # The seat sets the id; a bot process gets a lean request (it writes cached texts).
-                request = request_message(0, view, move_ms, int(bank[p]), lean=not seat.messages)
+                request = seat.request(view, move_ms, int(bank[p]))  # numbered by the seat's process
                 try:
                     # The replay's lines of the last decision reach the file while the seat thinks.
                     line, ms = await seat.ask(request, (move_ms + bank[p]) / 1000.0, flush)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)
-                rid = request["id"]
-                legal_json = request_legal(request)
-                index = answer_index(line, rid, legal_json)  # a legal answer, read without a model
-                answer = None
-                if index is None:
-                    try:
-                        answer = parse_answer(line, rid)
-                    except ProtocolError as exc:
-                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                illegal = None  # a well-formed answer too late is a timeout, even if it is not legal
+                try:
+                    index = check_answer(line, request)
+                except IllegalAction as exc:
+                    illegal, index = exc, -1
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 if ms > move_ms and seat.timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
-                        detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
+                        detail = f"answered request {request.id} after {ms:.0f} ms ({left:.0f} ms of bank)"
                         raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
-                if answer is not None:
-                    try:
-                        index = legal_index(answer, legal_json)
-                    except ProtocolError as exc:
-                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
-                assert index is not None
+                if illegal is not None:
+                    raise _Forfeited(p, SeatFailure(illegal.reason, str(illegal)))
                 decisions += 1
                 action = view.legal[index]
                 if writer is not None:
-                    writer.decision(p + 1, rid, request["decision"], request_legal_text(request),
+                    writer.decision(p + 1, request.id, request.decision, request_legal_text(request),
                                     action_text(action), ms)  # fmt: skip
                 state = apply(state, action)
                 await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
@@ -281,9 +263,6 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         raise _Forfeited(*failed[0])
 
 
-_NO_MESSAGE: dict[str, Any] = {}  # a bot seat writes the encoded line only
-
-
 async def _send_events(
     seats: tuple[Seat, Seat],
     events: Sequence[Event],
@@ -292,29 +271,13 @@ async def _send_events(
     *,
     flush: bool,
 ) -> None:
-    # A deal is filtered per seat; every other event is public: encoded once, for both seats and the replay
-    # (whose full form of a public event is the same). Only a seat that is not a bot process reads the messages.
-    # ``flush``: push the replay's lines to the file now (else the next request's ``meanwhile`` does).
-    per_seat: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = ([], [])
-    messages = seats[0].messages or seats[1].messages
-    for e in events:
-        kind = type(e)
-        if kind is RoundStart or kind is Misdeal:
-            if writer is not None:  # the replay's full deal is made JSON at the flush, while a seat thinks
-                writer.write_later(partial(full_event_message, e))
-            for i in (0, 1):
-                msg = event_message(e, i) if messages else _NO_MESSAGE
-                per_seat[i].append((msg, (event_text(e, i) + "\n").encode()))
-            continue
-        public: Any = e
-        text = public_event_text(public)
-        if writer is not None:
-            writer.write_line(text)
-        item = (public_event_message(public) if messages else _NO_MESSAGE, (text + "\n").encode())
-        per_seat[0].append(item)
-        per_seat[1].append(item)
-        if kind is RoundEnd:
-            round_ends.append(public)
+    # Only a seat that is not a bot process reads the messages. ``flush``: push the replay's lines to the file
+    # now (else the next request's ``meanwhile`` does).
+    encoded = encode_events(events, messages=seats[0].messages or seats[1].messages)
+    round_ends.extend(encoded.round_ends)
+    per_seat = encoded.seats
+    if writer is not None:
+        writer.write_lines(encoded.replay)
     if writer is not None and flush:
         writer.flush()
     over = bool(events) and type(events[-1]) is MatchEnd

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -137,6 +137,12 @@ class ReplayWriter:
         :meth:`flush`."""
         if not self._closed:
             self._pending.append(line)
+
+    def write_lines(self, lines: Sequence[str | Callable[[], dict[str, Any]]]) -> None:
+        """Write lines each given as :meth:`write_line` or :meth:`write_later` takes them (what
+        :func:`referee.protocol.encode_events` gives for the replay)."""
+        if not self._closed:
+            self._pending.extend(lines)
 
     def flush(self) -> None:
         """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""
