@@ -25,7 +25,6 @@ from referee.engine import (
     Deal,
     Event,
     MatchEnd,
-    RoundEnd,
     Rules,
     State,
     apply,
@@ -40,7 +39,6 @@ from referee.protocol import (
     check_hello,
     encode_events,
     error_message,
-    event_json,
     hello_message,
     new_match_message,
     quote_line,
@@ -110,7 +108,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     clocks = config.clocks
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
-    round_ends: list[RoundEnd] = []  # the public round_end events, made JSON for the result at the end
+    round_ends: list[dict[str, Any]] = []  # the public round_end events, as the result holds them
     decisions = 0
     times: tuple[list[float], list[float]] = ([], [])  # each seat's decision times (ms)
     bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
@@ -175,7 +173,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
-            (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
+            (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
             seat_stats=_seat_stats(seats, times, bank),
         )  # fmt: skip
         if writer is not None:
@@ -267,7 +265,7 @@ async def _send_events(
     seats: tuple[Seat, Seat],
     events: Sequence[Event],
     writer: ReplayWriter | None,
-    round_ends: list[RoundEnd],
+    round_ends: list[dict[str, Any]],
     *,
     flush: bool,
 ) -> None:
@@ -303,7 +301,7 @@ async def _flush(seats: tuple[Seat, Seat]) -> None:
 
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
-    decisions: int, round_ends: list[RoundEnd],
+    decisions: int, round_ends: list[dict[str, Any]],
 ) -> MatchResult:  # fmt: skip
     seats[f.seat].failed = f.failure
     await _flush(seats)
@@ -314,7 +312,7 @@ async def _forfeit(
     forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(
         config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
-        (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
+        (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
     )  # fmt: skip
     if writer is not None:
         writer.write(_result_line(result))

@@ -24,6 +24,7 @@ from referee.protocol.messages import (
     _opt_seat,
     _score_json,
     action_json,
+    event_json,
     event_message,
     full_event_message,
     public_event_message,
@@ -174,13 +175,14 @@ _NO_MESSAGE: dict[str, Any] = {}  # a seat that writes encoded lines only reads 
 class EncodedEvents:
     """A step's events encoded once: each seat's ``(message, line)`` pairs (the message is an empty dict
     unless asked for), the replay's lines in order (a text, or for a deal a function building its full-information
-    message, which the writer calls at its flush) and the public ``round_end`` events among them."""
+    message, which the writer calls at its flush) and the public ``round_end`` events among them as JSON
+    (:func:`~referee.protocol.messages.event_json`: what a match result holds)."""
 
     seats: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = field(
         default_factory=lambda: ([], [])
     )
     replay: list[str | Callable[[], dict[str, Any]]] = field(default_factory=list)
-    round_ends: list[ev.RoundEnd] = field(default_factory=list)
+    round_ends: list[dict[str, Any]] = field(default_factory=list)
 
 
 def encode_events(events: Sequence[ev.Event], *, messages: bool) -> EncodedEvents:
@@ -205,7 +207,7 @@ def encode_events(events: Sequence[ev.Event], *, messages: bool) -> EncodedEvent
         first.append(item)
         second.append(item)
         if kind is ev.RoundEnd:
-            out.round_ends.append(public)
+            out.round_ends.append(event_json(public))
     return out
 
 
