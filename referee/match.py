@@ -52,6 +52,8 @@ __all__ = [
 ]  # fmt: skip
 
 from referee.replay import ReplayWriter
+from referee.replay.lines import Hello
+from referee.replay.lines import Result as ReplayResult
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.process import Limits, kill_all_now
 
@@ -177,7 +179,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
             seat_stats=_seat_stats(seats, times, bank),
         )  # fmt: skip
         if writer is not None:
-            writer.write(_result_line(result))
+            writer.record(ReplayResult.of(result))
         return result
     finally:
         if writer is not None:
@@ -250,8 +252,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif isinstance(out, BaseException):
             raise out
         elif writer is not None:
-            writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
-                          "version": seats[i].version})  # fmt: skip
+            writer.record(Hello(i, seats[i].name, seats[i].version))
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1
@@ -315,17 +316,8 @@ async def _forfeit(
         (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
     )  # fmt: skip
     if writer is not None:
-        writer.write(_result_line(result))
+        writer.record(ReplayResult.of(result))
     return result
-
-
-def _result_line(result: MatchResult) -> dict[str, Any]:
-    return {
-        "type": "result", "winner": None if result.winner is None else result.winner + 1,
-        "scores": list(result.scores), "rounds": result.rounds, "reason": result.reason.value,
-        "forfeit": None if result.forfeit is None else result.forfeit.to_json(),
-        "bots": [{"seat": i + 1, "name": n} for i, n in enumerate(result.names)],
-    }  # fmt: skip
 
 
 SeatFactory = Callable[[MatchConfig, int], Seat]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee import __version__
+from referee.replay.lines import Hello, Result
 from referee.signing import Chain
 
 FORMAT = "koikoi-replay/1"
@@ -117,6 +118,10 @@ class ReplayWriter:
         reaches the file at the next :meth:`flush`."""
         if not self._closed:
             self._pending.append(obj)
+
+    def record(self, line: Hello | Result) -> None:
+        """Write a bot's handshake or the result: the line :meth:`~referee.replay.lines.Hello.to_json` gives."""
+        self.write(line.to_json())
 
     def write_later(self, make: Callable[[], dict[str, Any]]) -> None:
         """Write one line, the object ``make()`` returns at the next :meth:`flush` (work done off the hot path,
