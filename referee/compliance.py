@@ -26,7 +26,7 @@ from referee import compliance_deals as scripted
 from referee.engine import Rules
 from referee.match import MatchConfig, MatchResult, TimeControl, log_name, run_sync
 from referee.match import play_match as _play
-from referee.protocol import bye_message, encode, request_legal
+from referee.protocol import Request, bye_message, encode, request_legal
 from referee.seats import BotSeat
 from referee.seats.process import BotClosedError, Limits
 from referee.seats.scripted import ScriptedSeat, first_legal
@@ -84,7 +84,7 @@ class _Watched(BotSeat):
 
     def __init__(self, command: str, **options: Any) -> None:
         super().__init__(command, **options)
-        self.decisions: list[dict[str, Any]] = []
+        self.decisions: list[Request] = []
         self.events: list[str] = []
 
     def forget(self) -> None:
@@ -92,7 +92,7 @@ class _Watched(BotSeat):
         self.decisions, self.events = [], []
 
     async def ask(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
     ) -> tuple[bytes, float]:
         """Note the request, then ask it."""
         self.decisions.append(request)
@@ -109,9 +109,9 @@ class _Watched(BotSeat):
         await super().send_encoded(msgs)
 
 
-def _choice_on_play(request: dict[str, Any]) -> bool:
+def _choice_on_play(request: Request) -> bool:
     plays = [a.get("play") for a in request_legal(request) if "play" in a]
-    return request.get("decision") == "play" and len(plays) != len(set(plays))
+    return request.decision == "play" and len(plays) != len(set(plays))
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,8 @@ def _stages(rules: Rules, time_control: TimeControl) -> list[tuple[str, _Stage |
         "no deal found")  # fmt: skip
     add(NEW_MATCH, None, lambda s: len(s.decisions) > 0, "")
     add("capture choice on a draw", scripted.capture_on_draw(one),
-        lambda s: any(r.get("decision") == "capture" for r in s.decisions), "no deal found")  # fmt: skip
-    add("koi-koi or stop", scripted.koikoi(one), lambda s: any(r.get("decision") == "koikoi" for r in s.decisions),
+        lambda s: any(r.decision == "capture" for r in s.decisions), "no deal found")  # fmt: skip
+    add("koi-koi or stop", scripted.koikoi(one), lambda s: any(r.decision == "koikoi" for r in s.decisions),
         f"the rules {rules.name} score neither boar-deer-butterfly nor moon viewing")  # fmt: skip
     add("misdeal and redeal", scripted.misdeal(one), lambda s: "misdeal" in s.events,
         f"the rules {rules.name} never redeal")  # fmt: skip
@@ -147,7 +147,7 @@ def _stages(rules: Rules, time_control: TimeControl) -> list[tuple[str, _Stage |
     zeros: dict[str, Any] = {k: 0 for k in _NO_YAKU}
     dry = dataclasses.replace(two, **zeros, name=f"{rules.name}-no-yaku")
     add("a round with no yaku, to the last turn", None,
-        lambda s: "round_end" in s.events and sum(r.get("decision") == "play" for r in s.decisions) >= 8, "",
+        lambda s: "round_end" in s.events and sum(r.decision == "play" for r in s.decisions) >= 8, "",
         dry)  # fmt: skip
     bank = dataclasses.replace(time_control, move_ms=1)
     add("answers drawing on the time bank", None, lambda s: len(s.decisions) > 0, "", one, bank)

@@ -18,7 +18,6 @@ import dataclasses
 import signal
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,6 @@ from referee.engine import (
     Deal,
     Event,
     MatchEnd,
-    Misdeal,
-    RoundEnd,
-    RoundStart,
     Rules,
     State,
     apply,
@@ -37,26 +33,17 @@ from referee.engine import (
 )
 from referee.errors import RefereeError
 from referee.protocol import (
+    IllegalAction,
     ProtocolError,
-    action_text,
-    answer_index,
+    check_answer,
     check_hello,
+    encode_events,
     error_message,
-    event_json,
-    event_message,
-    event_text,
-    full_event_message,
     hello_message,
-    legal_index,
     new_match_message,
-    parse_answer,
-    public_event_message,
-    public_event_text,
     quote_line,
-    request_legal,
-    request_legal_text,
-    request_message,
 )
+from referee.protocol.text import action_text, request_legal_text
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
 
 __all__ = [
@@ -65,6 +52,8 @@ __all__ = [
 ]  # fmt: skip
 
 from referee.replay import ReplayWriter
+from referee.replay.lines import Hello
+from referee.replay.lines import Result as ReplayResult
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.process import Limits, kill_all_now
 
@@ -121,7 +110,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     clocks = config.clocks
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
-    round_ends: list[RoundEnd] = []  # the public round_end events, made JSON for the result at the end
+    round_ends: list[dict[str, Any]] = []  # the public round_end events, as the result holds them
     decisions = 0
     times: tuple[list[float], list[float]] = ([], [])  # each seat's decision times (ms)
     bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
@@ -146,39 +135,32 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                 seats[1 - p].pause()  # the other seat does not run on this seat's time
                 move_ms = clocks[p].move_ms
                 view = observe(state, p)
-                # The seat sets the id; a bot process gets a lean request (it writes cached texts).
-                request = request_message(0, view, move_ms, int(bank[p]), lean=not seat.messages)
+                request = seat.request(view, move_ms, int(bank[p]))  # numbered by the seat's process
                 try:
                     # The replay's lines of the last decision reach the file while the seat thinks.
                     line, ms = await seat.ask(request, (move_ms + bank[p]) / 1000.0, flush)
                 except SeatFailure as failure:
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)
-                rid = request["id"]
-                legal_json = request_legal(request)
-                index = answer_index(line, rid, legal_json)  # a legal answer, read without a model
-                answer = None
-                if index is None:
-                    try:
-                        answer = parse_answer(line, rid)
-                    except ProtocolError as exc:
-                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
+                illegal = None  # a well-formed answer too late is a timeout, even if it is not legal
+                try:
+                    index = check_answer(line, request)
+                except IllegalAction as exc:
+                    illegal, index = exc, -1
+                except ProtocolError as exc:
+                    raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
                 if ms > move_ms and seat.timed:  # a human seat has no clock
                     bank[p] -= ms - move_ms
                     if bank[p] < 0:
                         left = ms - move_ms + bank[p]
-                        detail = f"answered request {rid} after {ms:.0f} ms ({left:.0f} ms of bank)"
+                        detail = f"answered request {request.id} after {ms:.0f} ms ({left:.0f} ms of bank)"
                         raise _Forfeited(p, SeatFailure(Failure.TIMEOUT, detail))
-                if answer is not None:
-                    try:
-                        index = legal_index(answer, legal_json)
-                    except ProtocolError as exc:
-                        raise _Forfeited(p, SeatFailure(exc.reason, str(exc))) from None
-                assert index is not None
+                if illegal is not None:
+                    raise _Forfeited(p, SeatFailure(illegal.reason, str(illegal)))
                 decisions += 1
                 action = view.legal[index]
                 if writer is not None:
-                    writer.decision(p + 1, rid, request["decision"], request_legal_text(request),
+                    writer.decision(p + 1, request.id, request.decision, request_legal_text(request),
                                     action_text(action), ms)  # fmt: skip
                 state = apply(state, action)
                 await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
@@ -193,11 +175,11 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
         reason = Termination(end.reason) if isinstance(end, MatchEnd) else Termination.ROUNDS
         result = MatchResult(
             config.match_id, winner, state.scores, state.round, reason, None,
-            (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
+            (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
             seat_stats=_seat_stats(seats, times, bank),
         )  # fmt: skip
         if writer is not None:
-            writer.write(_result_line(result))
+            writer.record(ReplayResult.of(result))
         return result
     finally:
         if writer is not None:
@@ -270,8 +252,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif isinstance(out, BaseException):
             raise out
         elif writer is not None:
-            writer.write({"type": "hello", "seat": i + 1, "name": seats[i].name,
-                          "version": seats[i].version})  # fmt: skip
+            writer.record(Hello(i, seats[i].name, seats[i].version))
     if len(failed) == 2:
         (_, f0), (_, f1) = failed
         seats[1].failed = f1
@@ -281,40 +262,21 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         raise _Forfeited(*failed[0])
 
 
-_NO_MESSAGE: dict[str, Any] = {}  # a bot seat writes the encoded line only
-
-
 async def _send_events(
     seats: tuple[Seat, Seat],
     events: Sequence[Event],
     writer: ReplayWriter | None,
-    round_ends: list[RoundEnd],
+    round_ends: list[dict[str, Any]],
     *,
     flush: bool,
 ) -> None:
-    # A deal is filtered per seat; every other event is public: encoded once, for both seats and the replay
-    # (whose full form of a public event is the same). Only a seat that is not a bot process reads the messages.
-    # ``flush``: push the replay's lines to the file now (else the next request's ``meanwhile`` does).
-    per_seat: tuple[list[tuple[dict[str, Any], bytes]], list[tuple[dict[str, Any], bytes]]] = ([], [])
-    messages = seats[0].messages or seats[1].messages
-    for e in events:
-        kind = type(e)
-        if kind is RoundStart or kind is Misdeal:
-            if writer is not None:  # the replay's full deal is made JSON at the flush, while a seat thinks
-                writer.write_later(partial(full_event_message, e))
-            for i in (0, 1):
-                msg = event_message(e, i) if messages else _NO_MESSAGE
-                per_seat[i].append((msg, (event_text(e, i) + "\n").encode()))
-            continue
-        public: Any = e
-        text = public_event_text(public)
-        if writer is not None:
-            writer.write_line(text)
-        item = (public_event_message(public) if messages else _NO_MESSAGE, (text + "\n").encode())
-        per_seat[0].append(item)
-        per_seat[1].append(item)
-        if kind is RoundEnd:
-            round_ends.append(public)
+    # Only a seat that is not a bot process reads the messages. ``flush``: push the replay's lines to the file
+    # now (else the next request's ``meanwhile`` does).
+    encoded = encode_events(events, messages=seats[0].messages or seats[1].messages)
+    round_ends.extend(encoded.round_ends)
+    per_seat = encoded.seats
+    if writer is not None:
+        writer.write_lines(encoded.replay)
     if writer is not None and flush:
         writer.flush()
     over = bool(events) and type(events[-1]) is MatchEnd
@@ -340,7 +302,7 @@ async def _flush(seats: tuple[Seat, Seat]) -> None:
 
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
-    decisions: int, round_ends: list[RoundEnd],
+    decisions: int, round_ends: list[dict[str, Any]],
 ) -> MatchResult:  # fmt: skip
     seats[f.seat].failed = f.failure
     await _flush(seats)
@@ -351,20 +313,11 @@ async def _forfeit(
     forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(
         config.match_id, None if f.both else 1 - f.seat, state.scores, state.round, Termination.FORFEIT, forfeit,
-        (seats[0].name, seats[1].name), config.seed, decisions, tuple(event_json(e) for e in round_ends),
+        (seats[0].name, seats[1].name), config.seed, decisions, tuple(round_ends),
     )  # fmt: skip
     if writer is not None:
-        writer.write(_result_line(result))
+        writer.record(ReplayResult.of(result))
     return result
-
-
-def _result_line(result: MatchResult) -> dict[str, Any]:
-    return {
-        "type": "result", "winner": None if result.winner is None else result.winner + 1,
-        "scores": list(result.scores), "rounds": result.rounds, "reason": result.reason.value,
-        "forfeit": None if result.forfeit is None else result.forfeit.to_json(),
-        "bots": [{"seat": i + 1, "name": n} for i, n in enumerate(result.names)],
-    }  # fmt: skip
 
 
 SeatFactory = Callable[[MatchConfig, int], Seat]

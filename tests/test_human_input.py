@@ -19,7 +19,6 @@ from referee.protocol import (
     check_hello,
     event_message,
     hello_message,
-    request_message,
     view_json,
 )
 from referee.seats import SeatFailure
@@ -158,16 +157,16 @@ def test_a_seat_fed_by_a_pipe_answers_legally_and_quits_at_the_end_of_input() ->
         hello = await human.start(hello_message(seat, PRESETS["guide"], "m-0001", TimeControl()), 1.0)
         assert check_hello(hello).name == "ann"
         await human.send_many([event_message(e, seat) for e in state.events])
-        request = request_message(0, view, 1, 0)
+        request = human.request(view, 1, 0)  # numbered by the seat
         line, _ = await human.decide(request, 0.001)  # the clock does not apply
-        assert check_action(line, request["id"], view.legal) in view.legal
+        assert check_action(line, request.id, view.legal) in view.legal
         for _ in range(10):  # the lines left answer more requests, then the input ends
-            again = dict(request)
+            again = human.request(view, 1, 0)
             try:
                 line2, _ = await human.decide(again, 0.001)
             except SeatFailure as failure:
                 return json.loads(line), failure
-            assert check_action(line2, again["id"], view.legal) in view.legal
+            assert check_action(line2, again.id, view.legal) in view.legal
         return json.loads(line), None
 
     answer, failure = asyncio.run(main())

@@ -14,14 +14,19 @@ import json
 import math
 import zlib
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from referee.engine import Deal, Rules, rules_from_dict
+from referee.engine import Deal, rules_from_dict
 from referee.engine.views import DECISIONS
 from referee.errors import RefereeError
 from referee.records import Forfeit, Termination, TimeControl
+from referee.replay.lines import Decision as Decision
+from referee.replay.lines import EventLine as EventLine
+from referee.replay.lines import Header as Header
+from referee.replay.lines import Hello as Hello
+from referee.replay.lines import Line as Line
+from referee.replay.lines import Result as Result
 from referee.replay.writer import FORMAT, is_compressed
 from referee.signing import MAC_FIELD, Chain, SigningError
 
@@ -39,67 +44,6 @@ class LineError(RefereeError):
         self.message = message
 
 
-@dataclass(frozen=True)
-class Header:
-    """The first line: what decides the match (rules, seed, deals, first dealer) and how it was played."""
-
-    match_id: str
-    created: str
-    program: str
-    protocol: str
-    rules: Rules
-    seed: int
-    deals: tuple[Deal, ...]
-    first_dealer: int | None  # engine seat 0/1, None: the rules decide
-    commands: tuple[str, str]
-    time: TimeControl
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)  # fields this version does not know
-
-
-@dataclass(frozen=True)
-class Hello:
-    """A bot's handshake."""
-
-    seat: int
-    name: str
-    version: str | None
-
-
-@dataclass(frozen=True)
-class EventLine:
-    """An engine event with full information, as written (``data`` without ``type``): the re-simulation
-    compares it with the engine's."""
-
-    event: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A decision: the legal actions offered and the one taken (wire forms), and how long the seat took."""
-
-    seat: int
-    id: int
-    decision: str
-    legal: tuple[Any, ...]
-    action: Any
-    ms: float
-
-
-@dataclass(frozen=True)
-class Result:
-    """The last line: how the match ended."""
-
-    winner: int | None
-    scores: tuple[int, int]
-    rounds: int
-    reason: Termination
-    forfeit: Forfeit | None
-    names: tuple[str, str]
-
-
-Line = Header | Hello | EventLine | Decision | Result
-"""Any replay line."""
 
 
 class _Bad(Exception):

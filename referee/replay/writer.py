@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from referee import __version__
+from referee.replay.lines import Hello, Result
 from referee.signing import Chain
 
 FORMAT = "koikoi-replay/1"
@@ -118,6 +119,10 @@ class ReplayWriter:
         if not self._closed:
             self._pending.append(obj)
 
+    def record(self, line: Hello | Result) -> None:
+        """Write a bot's handshake or the result: the line :meth:`~referee.replay.lines.Hello.to_json` gives."""
+        self.write(line.to_json())
+
     def write_later(self, make: Callable[[], dict[str, Any]]) -> None:
         """Write one line, the object ``make()`` returns at the next :meth:`flush` (work done off the hot path,
         which must give the object the line would have had now)."""
@@ -137,6 +142,12 @@ class ReplayWriter:
         :meth:`flush`."""
         if not self._closed:
             self._pending.append(line)
+
+    def write_lines(self, lines: Sequence[str | Callable[[], dict[str, Any]]]) -> None:
+        """Write lines each given as :meth:`write_line` or :meth:`write_later` takes them (what
+        :func:`referee.protocol.encode_events` gives for the replay)."""
+        if not self._closed:
+            self._pending.extend(lines)
 
     def flush(self) -> None:
         """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""

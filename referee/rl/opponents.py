@@ -20,14 +20,12 @@ from referee.engine import Action, Event, MatchEnd, Rules
 from referee.errors import RefereeError
 from referee.protocol import (
     ProtocolError,
+    check_answer,
     check_hello,
     encode,
     event_message,
     hello_message,
-    legal_index,
     new_match_message,
-    parse_answer,
-    request_message,
 )
 from referee.records import TimeControl
 from referee.rl.observation import action_mask
@@ -151,10 +149,10 @@ class BotOpponent(Opponent):
         bot = self._bot()
         view = table.view(seat)
         tc = self.time
-        request = request_message(0, view, tc.move_ms, tc.bank_ms)
+        request = bot.request(view, tc.move_ms, tc.bank_ms)
         line, _ = self._run(bot.decide(request, (tc.move_ms + tc.bank_ms) / 1000))
         try:
-            index = legal_index(parse_answer(line, request["id"]), request["legal"])
+            index = check_answer(line, request)
         except ProtocolError as exc:
             bot.failed = SeatFailure(exc.reason, str(exc))
             raise OpponentError(f"the opponent bot failed: {exc.reason}: {exc}") from None

@@ -1,9 +1,8 @@
 """The :class:`Seat` interface every seat implements (a bot process, a person, a scripted seat), and
 :class:`SeatFailure`.
 
-A seat owns the per-process counters of the protocol: :meth:`Seat.decide` gives each request the next ``id``
-of that process (written into the request dict), :meth:`Seat.start` and :meth:`Seat.new_match` set
-``match.index``.
+A seat owns the per-process counters of the protocol: :meth:`Seat.request` numbers each request with the next
+``id`` of that process, :meth:`Seat.start` and :meth:`Seat.new_match` set ``match.index``.
 
 Every failure of a seat is a :class:`SeatFailure` carrying a :class:`~referee.records.Failure`. A seat raises
 those only it can see (no answer in time, a crash, an oversized line, a person who quits); the match raises
@@ -21,7 +20,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from referee.engine import View
 from referee.errors import RefereeError
+from referee.protocol import Request
 from referee.records import Failure
 
 
@@ -47,9 +48,8 @@ class Seat(ABC):
     """
 
     messages: ClassVar[bool] = True
-    """Whether the seat reads the dict form of what it is sent. False for a seat that only writes each message's
-    encoded line (a bot process): its requests come lean (``request_message(..., lean=True)``: no ``view`` and
-    ``legal`` objects are built) and its events as lines (:meth:`send_encoded`)."""
+    """Whether the seat reads the dict form of the events it is sent. False for a seat that only writes each
+    message's encoded line (a bot process): its events come as lines only (:meth:`send_encoded`)."""
 
     name: str
     version: str | None
@@ -65,6 +65,14 @@ class Seat(ABC):
         self.timed = timed
         self.started = False
         self.failed = None
+        self._next_request_id = 1
+
+    def request(self, view: View, move_ms: int, bank_ms: int) -> Request:
+        """The next :class:`~referee.protocol.Request` of this seat's process (ids count from 1 over the
+        process's life, across matches) for the decision of ``view``."""
+        rid = self._next_request_id
+        self._next_request_id = rid + 1
+        return Request(rid, view, move_ms, bank_ms)
 
     @abstractmethod
     async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
@@ -105,14 +113,14 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
-        """Send ``request`` (its ``id`` is set here) and return the answer line and the milliseconds it took.
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request`` (from :meth:`request`) and return the answer line and the milliseconds it took.
 
-        The match checks the line (:func:`referee.protocol.parse_answer`, :func:`referee.protocol.legal_action`).
+        The match checks the line (:func:`referee.protocol.check_answer`).
         Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
 
     async def ask(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
     ) -> tuple[bytes, float]:
         """:meth:`decide`, with ``meanwhile`` called once while the seat thinks: the match's bookkeeping (the
         replay's lines) then costs no wall time. This default calls it first; a bot process calls it once its

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Unpack
 
-from referee.protocol import bye_message, encode
+from referee.protocol import Request, bye_message, encode
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.process import (
@@ -43,7 +43,6 @@ class BotSeat(Seat):
         super().__init__(default_name(command), command=command)
         self.matches = 0
         self.process = BotProcess(command, **options)
-        self._next_id = 1
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
         self.log_of: Callable[[str], Path] | None = None  # the stderr log of a match, by its id
 
@@ -136,20 +135,16 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
-        """Send ``request`` with the next id; return the bot's next line, read within ``timeout_s``, and the
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+        """Send ``request``; return the bot's next line, read within ``timeout_s``, and the
         milliseconds it took."""
         return await self.ask(request, timeout_s)
 
     async def ask(
-        self, request: dict[str, Any], timeout_s: float, meanwhile: Callable[[], object] | None = None
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
     ) -> tuple[bytes, float]:
         """:meth:`decide`, calling ``meanwhile`` once the request is written."""
-        rid = self._next_id
-        self._next_id = rid + 1
-        request["id"] = rid
-        data = encode(request)
-        self._write(data)
+        self._write(encode(request))  # written from cached texts
         self.process.thaw()  # the clock starts after the thaw: the bot is never charged for it
         t0 = time.perf_counter()
         if meanwhile is not None:
@@ -158,7 +153,7 @@ class BotSeat(Seat):
             line = await self.process.read_line(timeout_s)  # not through _read: one coroutine less per decision
         except TimeoutError:
             raise self._fail(
-                Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms"
+                Failure.TIMEOUT, f"no answer to request {request.id} within {timeout_s * 1000:.0f} ms"
             ) from None
         except (LineTooLongError, BotClosedError) as exc:
             raise await self._read_failure(exc) from None

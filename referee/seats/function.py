@@ -16,7 +16,7 @@ import time
 from typing import IO, Any
 
 from referee.bot import Chooser, Observer, answer
-from referee.protocol import encode, hello_answer
+from referee.protocol import Request, encode, hello_answer
 from referee.seats.base import Seat
 
 
@@ -37,7 +37,6 @@ class FunctionSeat(Seat):
         self.observe = observe
         self.stderr = stderr
         self.matches = 0
-        self._next_id = 1
 
     def _see(self, msg: dict[str, Any]) -> None:
         if self.observe is not None:
@@ -61,11 +60,9 @@ class FunctionSeat(Seat):
         """Show one message to the observer."""
         self._see(msg)
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
-        """Call ``choose`` on the request (with the next id) and return its answer line and the time taken."""
-        request["id"] = self._next_id
-        self._next_id += 1
-        copy = json.loads(encode(request))
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+        """Call ``choose`` on the request message and return its answer line and the time taken."""
+        copy = json.loads(encode(request))  # the message as a bot would parse it
         t0 = time.perf_counter()
         line = encode(answer(copy, self.choose, self.stderr or sys.stderr))
         return line, (time.perf_counter() - t0) * 1000.0

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from referee.protocol import action_answer, encode, hello_answer
+from referee.protocol import Request, action_answer, encode, hello_answer
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.render import Renderer, card_name, flow
@@ -204,7 +204,6 @@ class HumanSeat(Seat):
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
         self._interrupt: str | None = None  # set by Ctrl-C
-        self._next_id = 1
         self._matches = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._old_sigint: Any = None
@@ -261,16 +260,15 @@ class HumanSeat(Seat):
         if self._interrupt is not None and not any(m.get("event") == "match_end" for m in msgs):
             raise self._fail(self._interrupt)
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
         """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply)."""
-        rid = self._next_id
-        self._next_id = rid + 1
-        request["id"] = rid
+        rid = request.id
+        msg = request.message()
         if self._interrupt is not None:
             raise self._fail(self._interrupt)
         t0 = time.perf_counter()
         try:
-            action = await self._ask(request["decision"], request["view"], request["legal"])
+            action = await self._ask(msg["decision"], msg["view"], msg["legal"])
         except _Quit as q:
             self._print(Text(f"You quit ({q.detail.removeprefix('the player ')}): the match ends as your forfeit.",
                              style="bold"))  # fmt: skip

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from referee.protocol import action_answer, bye_message, encode, hello_answer
+from referee.protocol import Request, action_answer, bye_message, encode, hello_answer
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 
@@ -85,7 +85,6 @@ class ScriptedSeat(Seat):
         self.lines: list[bytes] = []
         self.closed = False
         self._steps: deque[_Step] = deque()
-        self._next_id = 1
         self.matches = 0
 
     # --- the script ---------------------------------------------------------------------------------------
@@ -148,13 +147,13 @@ class ScriptedSeat(Seat):
         """Record one message."""
         self._record(msg)
 
-    async def decide(self, request: dict[str, Any], timeout_s: float) -> tuple[bytes, float]:
-        """Record ``request`` (with the next id) and give the scripted or the policy's answer; an answer that
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+        """Record ``request`` (as its message) and give the scripted or the policy's answer; an answer that
         would take longer than ``timeout_s`` is a timeout, as for a bot."""
-        rid = request["id"] = self._next_id
-        self._next_id += 1
-        self._record(request)
-        line, ms = self._answer(request, None)
+        rid = request.id
+        msg = request.message()
+        self._record(msg)
+        line, ms = self._answer(msg, None)
         if ms > timeout_s * 1000.0:
             self.failed = SeatFailure(Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms")
             raise self.failed
