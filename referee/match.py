@@ -31,7 +31,7 @@ from referee.engine import (
     new_match,
     observe,
 )
-from referee.errors import RefereeError
+from referee.errors import Interrupted
 from referee.protocol import (
     IllegalAction,
     ProtocolError,
@@ -47,7 +47,7 @@ from referee.protocol.text import action_text, request_legal_text
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
 
 __all__ = [
-    "Failure", "Forfeit", "MatchConfig", "MatchInterrupted", "MatchResult", "SeatFactory", "Termination",
+    "Failure", "Forfeit", "MatchConfig", "MatchResult", "SeatFactory", "Termination",
     "TimeControl", "bot_factory", "play_match", "run_match", "run_matches", "run_sync",
 ]  # fmt: skip
 
@@ -77,10 +77,6 @@ class MatchConfig:
     def clocks(self) -> tuple[TimeControl, TimeControl]:
         """Each engine seat's time control: :attr:`seat_times`, else :attr:`time` for both."""
         return self.seat_times or (self.time, self.time)
-
-
-class MatchInterrupted(RefereeError):
-    """The referee was told to stop (SIGTERM) in the middle of a match; every bot was killed."""
 
 
 class _Forfeited(Exception):
@@ -372,7 +368,7 @@ def run_matches(
     deal, since no process may see a deal twice). A seat that failed with ``quit`` (a person left the table)
     ends the series. Always closes every seat, which
     kills every bot process group, also on Ctrl-C (KeyboardInterrupt propagates) and SIGTERM
-    (:class:`MatchInterrupted`).
+    (:class:`~referee.errors.Interrupted`, exit status 143).
     """
     factories = tuple(
         bot_factory(s, log_dir=log_dir, limits=limits) if isinstance(s, str) else s for s in seats
@@ -405,7 +401,7 @@ def run_matches(
 
 
 def run_sync(main: Callable[[], Coroutine[Any, Any, list[MatchResult]]]) -> list[MatchResult]:
-    """Run ``main`` in a fresh event loop; SIGTERM cancels it (:class:`MatchInterrupted`); bots die either
+    """Run ``main`` in a fresh event loop; SIGTERM cancels it (:class:`~referee.errors.Interrupted`); bots die either
     way."""
 
     async def guarded() -> list[MatchResult]:
@@ -427,6 +423,6 @@ def run_sync(main: Callable[[], Coroutine[Any, Any, list[MatchResult]]]) -> list
     try:
         return asyncio.run(guarded())
     except asyncio.CancelledError:
-        raise MatchInterrupted("terminated; every bot was stopped") from None
+        raise Interrupted("terminated; every bot was stopped", code=143) from None
     finally:
         kill_all_now()

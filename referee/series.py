@@ -24,7 +24,6 @@ from referee.engine import Deal, EngineError, Rules, deals_from_lines, load_rule
 from referee.errors import Interrupted, RefereeError
 from referee.match import (
     MatchConfig,
-    MatchInterrupted,
     MatchResult,
     SeatFactory,
     TimeControl,
@@ -373,8 +372,6 @@ def play(
             (seats[0], seats[1]), the_plan.configs, on_result=report,
             reuse=not the_plan.fresh_processes,
         )  # fmt: skip
-    except MatchInterrupted as exc:
-        raise Interrupted(str(exc), code=143) from None
     except KeyboardInterrupt:
         raise Interrupted("interrupted; every bot was stopped") from None
     except OSError as exc:

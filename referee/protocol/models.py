@@ -12,9 +12,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter
 
+from referee import PROTOCOL
 from referee.engine import CARD_IDS, HandYaku, Yaku
 
-PROTOCOL_VERSION = "koikoi/1"
+PROTOCOL_VERSION = PROTOCOL
 """The protocol version sent in ``hello`` and accepted in a bot's ``hello``."""
 
 NAME_MAX = 64

@@ -21,14 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from referee import __version__
+from referee import PROTOCOL, __version__
 from referee.replay.lines import Hello, Result
 from referee.signing import Chain
 
 FORMAT = "koikoi-replay/1"
 """The format name in a replay's header."""
-PROTOCOL = "koikoi/1"
-"""The bot protocol a replay's match was played with."""
 GZ_SUFFIX = ".gz"
 """The ending of a compressed replay's file name (``ID.jsonl.gz``)."""
 GZ_LEVEL = 6

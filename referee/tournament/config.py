@@ -23,8 +23,8 @@ from referee.engine import Deal, EngineError, Rules, load_rules, rules_from_dict
 from referee.errors import UsageError
 from referee.records import TimeControl
 from referee.seats import package
-from referee.seats.launch import ProcessError, absolute_command
 from referee.seats.package import Package
+from referee.seats.process import ProcessError, absolute_command
 from referee.tournament.settings import TIME_KEYS, BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")

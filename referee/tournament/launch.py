@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from referee.errors import Interrupted
 from referee.records import TimeControl
-from referee.seats.launch import isolation_warnings
+from referee.seats.process import isolation_warnings
 from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
 from referee.tournament.commitment import commit
 from referee.tournament.config import (

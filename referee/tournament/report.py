@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.seats.launch import expected_isolation
+from referee.seats.process import expected_isolation
 from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit

@@ -38,9 +38,14 @@ from referee.errors import OutputError, RefereeError
 from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.seats import BotSeat
-from referee.seats.descendants import adopt_orphans
-from referee.seats.launch import DEFAULT_CPUS
-from referee.seats.process import DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits, kill_all_now
+from referee.seats.process import (
+    DEFAULT_CPUS,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_PROCESSES,
+    Limits,
+    adopt_orphans,
+    kill_all_now,
+)
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output, output_error
 from referee.tournament.records import Played

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.records import MatchResult
-from referee.seats.descendants import adopt_orphans
-from referee.seats.process import kill_all_now
+from referee.seats.process import adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
 from referee.tournament.preflight import check_all
