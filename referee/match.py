@@ -36,12 +36,8 @@ from referee.protocol import (
     IllegalAction,
     ProtocolError,
     check_answer,
-    check_hello,
     encode_events,
     error_message,
-    hello_message,
-    new_match_message,
-    quote_line,
 )
 from referee.protocol.text import action_text, request_legal_text
 from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination, TimeControl
@@ -55,6 +51,7 @@ from referee.replay import ReplayWriter
 from referee.replay.lines import Hello
 from referee.replay.lines import Result as ReplayResult
 from referee.seats import BotSeat, Seat, SeatFailure
+from referee.seats.exchange import open_seat
 from referee.seats.process import Limits, kill_all_now
 
 
@@ -200,50 +197,23 @@ def _seat_stats(
     return one(0), one(1)
 
 
-async def _bad_hello(seat: Seat, exc: ProtocolError) -> SeatFailure:
-    """The failure of a seat whose first line is not a hello: the lines that followed it are quoted too, and a
-    bot that exited then is a ``crash`` (a runtime that failed to start, and said so on stdout)."""
-    if not isinstance(seat, BotSeat):
-        return SeatFailure(exc.reason, str(exc))
-    lines, ended = await seat.trailing_lines()
-    detail = str(exc)
-    if lines:
-        detail += "; then: " + " ".join(quote_line(x) for x in lines)
-    if ended is not None:
-        return SeatFailure(Failure.CRASH, f"{ended} before its hello; {detail}")
-    return SeatFailure(exc.reason, detail)
-
-
 async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: ReplayWriter | None) -> None:
-    rules = config.rules
-
-    async def open_seat(i: int) -> None:
-        seat = seats[i]
-        tc = config.clocks[i]
-        if seat.started:
-            await seat.new_match(new_match_message(i, rules, config.match_id, tc, index=1))
-            return
-        line = await seat.start(hello_message(i, rules, config.match_id, tc), tc.startup_ms / 1000.0)
-        try:
-            hello = check_hello(line)
-        except ProtocolError as exc:
-            raise await _bad_hello(seat, exc) from None
-        seat.name, seat.version = hello.name, hello.version
+    def open_one(i: int) -> Coroutine[Any, Any, None]:
+        return open_seat(seats[i], i, config.rules, config.match_id, config.clocks[i])
 
     if seats[0].started and seats[1].started:  # running seats (a series): nothing to wait for, no tasks
         outcomes: list[BaseException | None] = []
         for i in (0, 1):
             try:
-                await open_seat(i)
+                await open_one(i)
                 outcomes.append(None)
             except SeatFailure as failure:
                 outcomes.append(failure)
     else:
-        outcomes = list(await asyncio.gather(open_seat(0), open_seat(1), return_exceptions=True))
+        outcomes = list(await asyncio.gather(open_one(0), open_one(1), return_exceptions=True))
     failed: list[tuple[int, SeatFailure]] = []
     for i, out in enumerate(outcomes):
         if isinstance(out, SeatFailure):
-            seats[i].failed = out
             failed.append((i, out))
         elif isinstance(out, BaseException):
             raise out

@@ -18,21 +18,14 @@ import numpy as np
 
 from referee.engine import Action, Event, MatchEnd, Rules
 from referee.errors import RefereeError
-from referee.protocol import (
-    ProtocolError,
-    check_answer,
-    check_hello,
-    encode,
-    event_message,
-    hello_message,
-    new_match_message,
-)
+from referee.protocol import ProtocolError, check_answer, encode, event_message
 from referee.records import TimeControl
 from referee.rl.observation import action_mask
 from referee.rl.observation import encode as encode_view
 from referee.rl.policies import Policy, random_policy
 from referee.rl.table import Table
 from referee.seats import BotSeat, SeatFailure
+from referee.seats.exchange import open_seat
 from referee.seats.process import Limits
 
 _T = TypeVar("_T")
@@ -114,20 +107,13 @@ class BotOpponent(Opponent):
     def start(self, rules: Rules, seat: int, match_id: str, rng: np.random.Generator) -> None:
         """Start the bot (``hello``), or tell the running one ``new_match``."""
         bot = self._seat
-        if bot is not None and bot.failed is None and not self._playing:
-            self._run(bot.new_match(new_match_message(seat, rules, match_id, self.time, index=bot.matches + 1)))
-            self._playing = True
-            return
-        if bot is not None:  # it failed, or its last match was left unfinished: a fresh process
-            self._run(bot.close())
-        bot = self._seat = BotSeat(self.command, label="opponent", limits=self.limits)
-        line = self._run(bot.start(hello_message(seat, rules, match_id, self.time), self.time.startup_ms / 1000))
-        try:
-            hello = check_hello(line)
-        except ProtocolError as exc:
-            bot.failed = SeatFailure(exc.reason, str(exc))
-            raise OpponentError(f"the opponent bot failed: {exc.reason}: {exc}") from None
-        self.name = hello.name
+        if bot is not None and (bot.failed is not None or self._playing):  # a fresh process: it failed, or its
+            self._run(bot.close())  # last match was left unfinished
+            bot = None
+        if bot is None:
+            bot = self._seat = BotSeat(self.command, label="opponent", limits=self.limits)
+        self._run(open_seat(bot, seat, rules, match_id, self.time, index=bot.matches + 1))
+        self.name = bot.name
         self._playing = True
 
     def _bot(self) -> BotSeat:

@@ -9,10 +9,11 @@ match is played; the organiser may still let broken entrants play and forfeit (`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from referee.errors import RefereeError
-from referee.protocol import check_hello, hello_message
 from referee.seats import BotSeat
+from referee.seats.exchange import open_seat
 from referee.seats.process import ProcessError, check_command
 from referee.tournament.config import TournamentConfig
 from referee.tournament.runner import bot_limits
@@ -35,7 +36,8 @@ async def check_bot(config: TournamentConfig, name: str) -> str | None:
     try:
         check_command(command, python=config.settings_of(name).python)
         seat = BotSeat(command, label=name, limits=bot_limits(config, name))
-        check_hello(await seat.start(hello_message(0, config.rules, "preflight", config.time_of(name)), limit))
+        time = config.time_of(name)
+        await open_seat(seat, 0, config.rules, "preflight", dataclasses.replace(time, startup_ms=round(limit * 1000)))
     except (ProcessError, RefereeError, OSError) as exc:
         return f"bot {name!r} does not start and answer hello: {first_line(exc)}"
     finally:
