@@ -197,7 +197,8 @@ def test_a_running_tournament_rewrites_its_report_and_prints_interim_standings(t
     home = (out / "index.html").read_text()
     assert "http-equiv=\"refresh\"" not in home and "running:" not in home
     interim = [line for line in proc.stdout.splitlines() if line.startswith("interim standings after")]
-    assert interim == [f"interim standings after {k} pairs:" for k in (1, 2, 3)]  # the 4th: the final table
+    after = ["1 pair", "2 pairs", "3 pairs"]  # the 4th: the final table
+    assert interim == [f"interim standings after {n}:" for n in after]
 
 
 def test_a_bot_named_twice_in_the_tournament_file_says_so(tmp_path: Path) -> None:
