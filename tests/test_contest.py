@@ -77,7 +77,8 @@ def test_an_sprt_stop_mid_pair_finishes_the_pair_and_counts_whole_pairs(tmp_path
     assert doc["matches"] == doc["counted_matches"] == 12 and doc["sprt"]["pairs"] == 6 > stop
     _whole_pairs_agree(doc)
     page = write_site(folder).read_text()
-    assert f"stopped by the SPRT after {stop} pairs ({6 - stop} more in flight finished)" in page
+    pairs = "1 pair" if stop == 1 else f"{stop} pairs"
+    assert f"stopped by the SPRT after {pairs} ({6 - stop} more in flight finished)" in page
     assert 'id="sprt" data-state="H1"' in page and "pentanomial [" in page
 
 
