@@ -6,10 +6,17 @@ options, calls one library function, and turns library errors into a one-line me
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
+try:  # typer with its own copy of click
+    from typer import TyperException as CommandLineError
+except ImportError:  # typer on click
+    from click import ClickException as CommandLineError  # type: ignore[assignment]
+
 from referee.build_info import version_line
-from referee.commands import register_all
+from referee.commands import fail, register_all
 
 app = typer.Typer(
     name="koikoi-referee",
@@ -39,9 +46,32 @@ def _root(
 register_all(app)
 
 
+def usage_line(exc: CommandLineError) -> str:
+    """A command-line error as one line: the message, and for a usage error the command's help option
+    (``tournament --pairs -3`` gives ``tournament: Invalid value for '--pairs' / '-n': Input should be greater
+    than or equal to 1; see koikoi-referee tournament -h``)."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)  # a usage error knows its command
+    path = getattr(ctx, "command_path", None)
+    if not isinstance(path, str):
+        return message
+    command = path.partition(" ")[2]
+    return f"{command}: {message}; see {path} -h" if command else f"{message}; see {path} -h"
+
+
 def main() -> None:
-    """Console-script entry point. The referee adopts its bots' orphans (see :mod:`referee.seats.process.family`)."""
+    """Console-script entry point. The referee adopts its bots' orphans (see :mod:`referee.seats.process.family`).
+    A command-line error (an unknown option, a value out of range) is one line on stderr, exit 2."""
     from referee.seats.process import adopt_orphans
 
     adopt_orphans()
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except CommandLineError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group given no command: its help, as before
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)
+        fail(usage_line(exc), exc.exit_code)
+    except typer.Abort:  # end of input at a prompt
+        fail("aborted", 1)
+    sys.exit(code if isinstance(code, int) else 0)

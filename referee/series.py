@@ -43,7 +43,7 @@ from referee.seats.process import (
 )
 from referee.seats.sandbox import exposed_output
 from referee.signing import SigningError, load_key
-from referee.text import scores_text
+from referee.text import plural, scores_text
 
 __all__ = [
     "Plan", "PlayError", "PlaySetup", "Played", "game_seeds", "plan", "play", "replay_paths", "result_line",
@@ -144,10 +144,10 @@ class Played:
 
 def result_line(result: MatchResult) -> str:
     """How a match ended in words: ``seat 2 (x) forfeits (timeout): seat 1 (y) wins in round 3``, ``seat 1 (y)
-    wins 30-12 after 6 round(s) (rounds)`` or ``draw 20-20 ...``."""
+    wins 30-12 after 6 rounds (rounds)`` or ``draw 20-20 ...``."""
     names = result.names
     a, b = result.scores
-    tail = f"after {result.rounds} round(s) ({result.reason})"
+    tail = f"after {plural(result.rounds, 'round')} ({result.reason})"
     f = result.forfeit
     if f is not None:
         lost = f"seat {f.seat + 1} ({names[f.seat]}) forfeits ({f.reason})"

@@ -71,6 +71,17 @@ def load_key(path: Path | None = None, *, create: bool = True) -> bytes | None:
     return key
 
 
+KEY_ID_DIGITS = 16
+"""Hex digits of a :func:`key_id`."""
+
+
+def key_id(key: bytes) -> str:
+    """A public name for ``key``: the first :data:`KEY_ID_DIGITS` hex digits of a SHA-256 of it (which tells
+    nothing of the key). A signed file that records it says which key signed it, so a check under another key
+    can say "signed with a different key" rather than "edited or forged"."""
+    return hashlib.sha256(b"koikoi-referee key id\n" + key).hexdigest()[:KEY_ID_DIGITS]
+
+
 _SIGNED_LINE = re.compile(rb'(?:,|(?<=^\{))"mac":"([0-9a-f]{64})"\}\Z')
 
 

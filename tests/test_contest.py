@@ -77,7 +77,8 @@ def test_an_sprt_stop_mid_pair_finishes_the_pair_and_counts_whole_pairs(tmp_path
     assert doc["matches"] == doc["counted_matches"] == 12 and doc["sprt"]["pairs"] == 6 > stop
     _whole_pairs_agree(doc)
     page = write_site(folder).read_text()
-    assert f"stopped by the SPRT after {stop} pairs ({6 - stop} more in flight finished)" in page
+    pairs = "1 pair" if stop == 1 else f"{stop} pairs"
+    assert f"stopped by the SPRT after {pairs} ({6 - stop} more in flight finished)" in page
     assert 'id="sprt" data-state="H1"' in page and "pentanomial [" in page
 
 
@@ -197,7 +198,8 @@ def test_a_running_tournament_rewrites_its_report_and_prints_interim_standings(t
     home = (out / "index.html").read_text()
     assert "http-equiv=\"refresh\"" not in home and "running:" not in home
     interim = [line for line in proc.stdout.splitlines() if line.startswith("interim standings after")]
-    assert interim == [f"interim standings after {k} pairs:" for k in (1, 2, 3)]  # the 4th: the final table
+    after = ["1 pair", "2 pairs", "3 pairs"]  # the 4th: the final table
+    assert interim == [f"interim standings after {n}:" for n in after]
 
 
 def test_a_bot_named_twice_in_the_tournament_file_says_so(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def test_a_forfeit_reads_as_a_forfeit_not_a_score() -> None:
     assert result_line(_result(timeout, 0)) == "seat 2 (b) forfeits (timeout): seat 1 (a) wins in round 3"
     both = Forfeit(0, Failure.CRASH, "x (seat 2 failed too: crash: y)")
     assert result_line(_result(both, None)) == "seat 1 (a) forfeits (crash); the other seat failed too: nobody wins"
-    assert result_line(_result(None, 1, (10, 40))) == "seat 2 (b) wins 10-40 after 3 round(s) (rounds)"
+    assert result_line(_result(None, 1, (10, 40))) == "seat 2 (b) wins 10-40 after 3 rounds (rounds)"
     lines = summary_lines(Played(_result(timeout, 0), None, (Path("l1.log"), Path("l2.log"))))
     assert lines[-3:] == ["  its stderr: l2.log", "  result: seat 2 (b) forfeits (timeout): seat 1 (a) wins in round 3",
                           "  stderr: seat 1 l1.log; seat 2 l2.log"]  # fmt: skip

@@ -121,7 +121,7 @@ def test_a_whole_round_in_colour_at_80_columns(referee_exe: Path, tmp_path: Path
                                 "--rules", "guide", "--rounds", "1", "--deals", str(deals), "--replay",
                                 str(replay)])  # fmt: skip
     child.logfile_read = log = _Log()
-    child.expect(r"rules guide  1 round\(s\)  1 game\(s\)")
+    child.expect(r"rules guide  1 round  1 game\r?\n")
     child.expect("you are seat 1 \\(human\\)")
     child.expect(PLAY)
     seen_before_first_move = log.text

@@ -31,11 +31,11 @@ def test_play_prints_rounds_winner_and_seed_and_the_replay_verifies(
     replay = tmp_path / "game.jsonl"
     child = spawn(referee_exe, "play", "bots/random_bot.py", "bots/greedy_bot.py", "--seed", "42", "--replay",
                   str(replay))  # fmt: skip
-    child.expect(r"seed 42  rules guide  6 round\(s\)")
+    child.expect(r"seed 42  rules guide  6 rounds  1 game\r?\n")
     child.expect(r"seat 1: random  seat 2: greedy")
     for n in range(1, 7):
         child.expect(rf"round {n}: (seat [12] \+\d+ \(\w+|nobody scores)")
-    child.expect(r"result: (seat [12] \((random|greedy)\) wins|draw) \d+-\d+ after 6 round\(s\)")
+    child.expect(r"result: (seat [12] \((random|greedy)\) wins|draw) \d+-\d+ after 6 rounds")
     child.expect(f"replay: {replay}")
     child.expect(pexpect.EOF)
     child.close()

@@ -49,8 +49,8 @@ def test_replay_verify_exits_2_for_bad_input_and_speaks_json(tmp_path: Path) -> 
     replay = tmp_path / "r.jsonl"
     referee("play", GREEDY, RANDOM, "--rules", "cardavia", "--sandbox", "none", "--replay", replay, cwd=tmp_path)
     _, err = cli("replay", "verify", tmp_path, check=2)
-    assert err == f"koikoi-referee: error: {tmp_path}: not a replay file (a folder: name its replays, e.g. " \
-                  f"{tmp_path}/replays/*.jsonl)\n"  # fmt: skip
+    assert err == f"koikoi-referee: error: {tmp_path}: a folder, not a replay file; name its replays: " \
+                  f"koikoi-referee replay verify {tmp_path}/*.jsonl\n"  # fmt: skip
     cli("replay", "verify", tmp_path / "missing.jsonl", check=2)
     out, _ = cli("replay", "verify", "--json", replay)
     doc = json.loads(out)

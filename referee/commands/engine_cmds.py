@@ -9,6 +9,7 @@ import typer
 
 from referee.commands import fail
 from referee.engine import PRESETS, EngineError, load_rules, score
+from referee.text import plural
 
 
 def score_cmd(
@@ -67,7 +68,7 @@ def rules_cmd(
             typer.echo(json.dumps({name: r.to_dict(complete=True) for name, r in PRESETS.items()}, indent=2))
             return
         for name, r in PRESETS.items():
-            typer.echo(f"{name:<14} {r.rounds} round(s), koi-koi scoring {r.koikoi_scoring.value}")
+            typer.echo(f"{name:<14} {plural(r.rounds, 'round')}, koi-koi scoring {r.koikoi_scoring.value}")
         return
     try:
         r = load_rules(preset)

@@ -28,6 +28,7 @@ from referee.errors import Interrupted
 from referee.match import TimeControl
 from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
+from referee.text import plural
 
 
 def play_cmd(
@@ -137,7 +138,7 @@ def play_cmd(
     def started(plan: Plan) -> None:
         if not as_json:
             shown = "" if plan.human else f"seed {plan.seeds[0]}  "  # a person must not see the seed before playing
-            typer.echo(f"{shown}rules {plan.rules.name}  {plan.rules.rounds} round(s)  {games} game(s)")
+            typer.echo(f"{shown}rules {plan.rules.name}  {plural(plan.rules.rounds, 'round')}  {plural(games, 'game')}")
 
     def report(played: Played) -> None:
         result = played.result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,9 +42,10 @@ def verify_cmd(
     file. Exit 0 when every file verifies, 1 if one does not, 2 for bad input (a path that is not a readable
     file, a missing key file)."""
     for path in files:
+        if path.is_dir():
+            fail(printable(f"{path}: a folder, not a replay file; {_replays_in(path)}"))
         if not path.is_file():
-            hint = f" (a folder: name its replays, e.g. {path}/replays/*.jsonl)" if path.is_dir() else ""
-            fail(printable(f"{path}: not a replay file{hint}"))
+            fail(printable(f"{path}: not a replay file (no such file)"))
     key = _key(key_file)
     reports = [verify(path, key) for path in files]
     if as_json:
@@ -53,6 +55,29 @@ def verify_cmd(
             typer.echo(report.summary())
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _replays_in(folder: Path) -> str:
+    """Where the replays of ``folder`` are (in it or one folder down), as the globs to name them with
+    (``T/replays/*.jsonl`` for a tournament's folder), or that it holds none. A glob counts when its first
+    file (in name order) is a replay."""
+    from referee.replay.html import REPLAY_FORMAT
+    from referee.replay.reader import first_line
+
+    globs: list[str] = []
+    for pattern in ("*.jsonl", "*.jsonl.gz", "*/*.jsonl", "*/*.jsonl.gz"):
+        by_folder: dict[Path, Path] = {}
+        for p in sorted(folder.glob(pattern)):
+            if p.is_file():
+                by_folder.setdefault(p.parent, p)
+        for parent, first in by_folder.items():
+            line = first_line(first)
+            if b'"header"' in line and REPLAY_FORMAT.encode() in line:
+                globs.append(f"{shlex.quote(parent.as_posix())}/{pattern.rpartition('/')[2]}")
+    if not globs:
+        return "it holds no replay (nor do its folders)"
+    shown = " ".join(globs[:3]) + (" ..." if len(globs) > 3 else "")
+    return f"name its replays: koikoi-referee replay verify {shown}"
 
 
 def _report_json(report: VerifyReport) -> dict[str, Any]:

@@ -12,18 +12,20 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from referee.replay.pictures import ViewerError, build_steps, result_text
+from referee.replay.pictures import NoBoard, ViewerError, build_steps, result_text
 from referee.replay.reader import first_line
 from referee.replay.writer import FORMAT, plain_name
+from referee.text import plural, scores_text
 
 __all__ = [
-    "ViewerError", "asset", "build_steps", "embed_json", "fill", "find_replays", "nav_links", "render_html",
-    "result_text", "write_html", "write_index",
+    "NoBoard", "ViewerError", "asset", "build_steps", "embed_json", "fill", "find_replays", "nav_links",
+    "no_board_html", "render_html", "result_text", "write_html", "write_index",
 ]  # fmt: skip
 
 REPLAY_FORMAT = FORMAT
@@ -74,6 +76,38 @@ def render_html(data: dict[str, Any], *, seat: int | None = None, nav: str = "")
     })  # fmt: skip
 
 
+def no_board_html(
+    title: str, summary: str, scores: Sequence[int], rounds: int, forfeit: str | None, reason: str, nav: str = ""
+) -> str:
+    """A match page without the board: ``summary`` (``a vs b: a wins 0-0 (b forfeits: crash)``), the scores
+    and rounds, ``forfeit`` (who forfeited and why, None: nobody) and ``reason``, why there is no board; ``nav``
+    as for :func:`render_html`. Every text is escaped."""
+    e = html.escape
+    lines = [f"<p>{e(summary)}</p>", f"<p>Scores {e(scores_text(scores))}, {e(plural(rounds, 'round'))}.</p>"]
+    if forfeit is not None:
+        lines.append(f'<p id="forfeit">{e(forfeit)}</p>')
+    lines.append(f'<p class="note">No board to show: {e(reason)}</p>')
+    body = f'<nav id="links">{nav}</nav>\n' + "\n".join(lines)
+    return fill(asset("home.html"), {"TITLE": e(title), "CSS": asset("viewer.css"), "BODY": body, "HEAD": ""})
+
+
+def _no_board_page(nb: NoBoard, seat: int | None, nav: str) -> str:
+    """The page of a replay that ended before the first deal: its result, as the tournament shows it."""
+    match, r = nb.match, nb.result
+    a, b = match["names"]
+    summary = f"{a} vs {b}: " + (f"{match['names'][r.winner]} wins" if r.winner is not None else "draw")
+    summary += f" {scores_text(r.scores)}"
+    forfeit = None
+    if r.forfeit is not None:
+        who = match["names"][r.forfeit.seat]
+        summary += f" ({who} forfeits: {r.forfeit.reason.value})"
+        # as on a board page, the detail (it may name cards) is only in the full picture
+        detail = f": {r.forfeit.detail[:300]}" if seat is None else ""
+        forfeit = f"{who} forfeits: {r.forfeit.reason.value}{detail}"
+    reason = "the match ended before the first deal"
+    return no_board_html(f"{a} vs {b} — {match['id']}", summary, r.scores, r.rounds, forfeit, reason, nav)
+
+
 def write_html(
     replay: Path,
     out: Path,
@@ -85,13 +119,17 @@ def write_html(
 ) -> dict[str, Any]:
     """Write the viewer page of the replay file ``replay`` to ``out`` (as ``seat`` saw it, or in full); returns
     the match facts. With ``key``, the replay's signature chain is checked too; ``names`` and ``nav`` are
-    those of :func:`build_steps` and :func:`render_html`."""
-    data = build_steps(replay, seat, key, names)
+    those of :func:`build_steps` and :func:`render_html`. A match that ended before the first deal (a
+    forfeit at ``hello``) gets a page with its result and no board (its facts say ``"board": False``)."""
     try:
-        out.write_text(render_html(data, seat=seat, nav=nav), encoding="utf-8")
+        data = build_steps(replay, seat, key, names)
+        page, facts = render_html(data, seat=seat, nav=nav), {**data["match"], "board": True}
+    except NoBoard as nb:
+        page, facts = _no_board_page(nb, seat, nav), {**nb.match, "board": False}
+    try:
+        out.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise ViewerError(f"{out}: cannot write: {exc}") from None
-    facts: dict[str, Any] = data["match"]
     return facts
 
 

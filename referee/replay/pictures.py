@@ -48,6 +48,17 @@ class ViewerError(RefereeError):
     """A replay that cannot be shown: unreadable, not a ``koikoi-replay/1`` file, or not what the engine plays."""
 
 
+class NoBoard(ViewerError):
+    """A replay that verifies and has a result but no deal (a bot forfeited before the first round, at its
+    ``hello``): there is no board to draw, only the result. ``match``: the match facts of :func:`build_steps`;
+    ``result``: the result line."""
+
+    def __init__(self, message: str, match: dict[str, Any], result: Result) -> None:
+        super().__init__(message)
+        self.match = match
+        self.result = result
+
+
 def card_parts() -> dict[str, Any]:
     """What the page needs to draw any card from its id ``flower-subject``: the month of each flower, the kind
     of each subject, the ribbon colour of each flower, the month colours. Built from the engine's card table;
@@ -223,7 +234,10 @@ def build_steps(
     if events:
         emit(before)
     if not steps:
-        raise ViewerError(f"{replay}: the replay holds no event")
+        if result is None:
+            raise ViewerError(f"{replay}: the replay holds no event")
+        facts = _facts(header, shown_names(), result, seat)
+        raise NoBoard(f"{replay}: the match ended before the first deal", facts, result)
     end = _ending(result, shown_names(), me)
     if end:
         steps.append({**steps[-1], "text": end, "actor": None, "marked": []})

@@ -8,11 +8,11 @@ from typing import Any
 
 from referee.engine import visible_event
 from referee.protocol import event_json, full_event_json
-from referee.replay.reader import Decision, EventLine, Header, Hello, LineError, ReplayError
+from referee.replay.reader import Decision, EventLine, Header, Hello, LineError, ReplayError, Result
 from referee.replay.replayer import Simulation, Step
 from referee.replay.safe import printable
 from referee.replay.verify import VerifyReport, report_of
-from referee.text import scores_text
+from referee.text import plural, scores_text
 
 
 def _short(value: Any) -> str:
@@ -70,7 +70,7 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
         return [f"{head}; scores {scores_text(e['scores'])}"]
     if kind == "match_end":
         w = "a draw" if e["winner"] is None else f"seat {e['winner']} wins"
-        return [f"match over after {e['rounds']} round(s) ({e['reason']}): {w}, {scores_text(e['scores'])}"]
+        return [f"match over after {plural(e['rounds'], 'round')} ({e['reason']}): {w}, {scores_text(e['scores'])}"]
     return [f"  {_short(e)}"]
 
 
@@ -87,8 +87,16 @@ def show(path: Path | str, seat: int | None = None, key: bytes | None = None) ->
     sim = Simulation(path, key)
     out: list[str] = []
     error: LineError | ReplayError | None = None
+    greeted: set[int] = set()  # the seats whose hello line was shown, after the header's line
     try:
         for step in sim.steps():
+            r = step.record
+            if isinstance(r, Hello):
+                greeted.add(r.seat)
+            elif isinstance(r, Result):  # a seat that never said hello (a forfeit at hello) keeps its seat line
+                for s in (0, 1):
+                    if s not in greeted:
+                        out.insert(1 + s, printable(f"seat {s + 1}: {sim.shown_names[s]} (no hello)"))
             out.extend(printable(line) for line in _render_step(step, seat, sim.shown_names))
     except (LineError, ReplayError) as exc:
         error = exc
@@ -99,7 +107,7 @@ def show(path: Path | str, seat: int | None = None, key: bytes | None = None) ->
 def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
     r = step.record
     if isinstance(r, Header):
-        head = f"match {r.match_id}: rules {r.rules.name} ({r.rules.rounds} round{'' if r.rules.rounds == 1 else 's'})"
+        head = f"match {r.match_id}: rules {r.rules.name} ({plural(r.rules.rounds, 'round')})"
         if seat is None:
             return [f"{head}, seed {r.seed}"]
         return [f"{head}, as seat {seat} saw it"]
@@ -120,4 +128,4 @@ def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
     if f is not None:
         return [f"result: seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason.value}: {f.detail}"]
     w = "a draw" if r.winner is None else f"seat {r.winner + 1} ({names[r.winner]}) wins"
-    return [f"result: {w}, {scores_text(r.scores)} after {r.rounds} round(s) ({r.reason.value})"]
+    return [f"result: {w}, {scores_text(r.scores)} after {plural(r.rounds, 'round')} ({r.reason.value})"]

@@ -29,6 +29,7 @@ from referee.protocol import Request, action_answer, encode, hello_answer
 from referee.records import Failure
 from referee.seats.base import Seat, SeatFailure
 from referee.seats.render import Renderer, card_name, flow
+from referee.text import plural
 
 HUMAN = "human"
 """The seat spec of a person in the terminal; ``human:NAME`` sets the name shown in results and replays."""
@@ -241,7 +242,7 @@ class HumanSeat(Seat):
         rules = msg["rules"]
         self._print(
             Text(f"Match {msg['match']['id']}: you are seat {seat} ({self.name}) against a bot; "
-                 f"rules {rules['name']}, {rules['rounds']} round(s).", style="bold"),
+                 f"rules {rules['name']}, {plural(rules['rounds'], 'round')}.", style="bold"),
             "You have no time limit. Type ? at any prompt for help, q to quit.",
         )  # fmt: skip
 

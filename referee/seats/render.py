@@ -14,6 +14,7 @@ from rich.text import Text
 
 from referee.engine import Kind, card
 from referee.engine.cards import BLUE, KINDS, POETRY
+from referee.text import plural
 
 MONTH_COLOURS: tuple[str, ...] = (
     "green", "deep_pink3", "pink1", "medium_purple", "dodger_blue2", "red",
@@ -228,7 +229,7 @@ class Renderer:
             text = "you win" if e["winner"] == self.seat else "the opponent wins"
             if e["winner"] is None:
                 text = "a draw"
-            return [Text(""), Text(f"Match over after {e['rounds']} round(s): {text}, "
+            return [Text(""), Text(f"Match over after {plural(e['rounds'], 'round')}: {text}, "
                                    f"you {sc[me]}, opponent {sc[opp]}.", style="bold")]  # fmt: skip
         return []
 

@@ -17,13 +17,14 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.errors import OutputError
 from referee.replay.writer import GZ_SUFFIX
-from referee.signing import Chain, SigningError, load_key
+from referee.signing import Chain, SigningError, key_id, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.schedule import MatchSpec
 
@@ -166,6 +167,8 @@ def write_description(
         "options": options.to_json(),
         "schedule": [m.to_json() for m in schedule],
     }
+    if key is not None:
+        doc["key_id"] = key_id(key)  # signed with the rest: which key a check must use
     write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
 
 
@@ -199,6 +202,13 @@ def _read_document(root: Path, key: bytes | None) -> dict[str, Any]:
     try:
         Chain(key).check(doc, str(path))
     except SigningError as exc:
+        signer = doc.get("key_id")
+        ours = None if key is None else key_id(key)
+        if isinstance(signer, str) and re.fullmatch(r"[0-9a-f]{16}", signer) and ours not in (None, signer):
+            raise TournamentError(
+                f"{path}: the signature does not match this key: the folder was signed with a different key "
+                f"(key id {signer}; this key's id is {ours}); check it with the --key FILE that signed it"
+            ) from None
         raise TournamentError(f"{exc}{KEY_HINT}") from None
     return doc
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from referee.text import plural
 from referee.tournament.records import Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.standings import Tally, compute
@@ -66,7 +67,7 @@ class LiveReport:
                 self.shown_pairs = pairs
                 st = self.tally.standings(self.store.options.sprt)
                 board = table(st, self.store.config.sandbox).split("\n\n")[0]  # the leaderboard and head-to-head
-                self.say(f"interim standings after {pairs} pairs:\n{board}")
+                self.say(f"interim standings after {plural(pairs, 'pair')}:\n{board}")
         if self.interim.results and self.results % self.interim.results == 0:
             self.write()
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from referee.replay.html import ViewerError, asset, fill, nav_links, write_html
-from referee.text import scores_text
+from referee.replay.html import ViewerError, asset, fill, nav_links, no_board_html, write_html
+from referee.text import plural
 from referee.tournament.bot_pages import bot_page, write_bot_pages
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
@@ -251,9 +251,9 @@ def facts_text(st: Standings, scheduled: int, complete: bool, shard: tuple[int, 
     cfg = st.config
     done = f"{st.counted} of {scheduled} matches counted"
     if st.open_pairs:
-        done += f" ({st.open_pairs} pair(s) with one game played left out)"
+        done += f" ({plural(st.open_pairs, 'pair')} with one game played left out)"
     if sprt_stop is not None:
-        done += f" · stopped by the SPRT after {sprt_stop} pairs"
+        done += f" · stopped by the SPRT after {plural(sprt_stop, 'pair')}"
         if st.sprt is not None and st.sprt.pairs > sprt_stop:
             done += f" ({st.sprt.pairs - sprt_stop} more in flight finished)"
     elif not complete:
@@ -287,7 +287,7 @@ def _sprt(st: Standings) -> str:
     counts = " ".join(str(c) for c in p.pentanomial)
     return (
         f'<p id="sprt" data-state="{_e(s.state.value)}"><b>SPRT: {_e(verdict)}</b> · LLR {s.llr:.2f} '
-        f"(bounds {s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs · pentanomial [{_e(counts)}] "
+        f"(bounds {s.lower:.2f}, {s.upper:.2f}) after {plural(s.pairs, 'pair')} · pentanomial [{_e(counts)}] "
         f"(pairs scoring 0, ½, 1, 1½, 2 for {_e(p.first)}) · +{p.wins} ={p.draws} -{p.losses}</p>"
     )
 
@@ -296,15 +296,11 @@ def _fallback(rec: Record, nav: str, reason: str) -> str:
     """A match page without the board: the result and why the replay cannot be drawn."""
     a, b = rec.spec.seats
     res = rec.result
-    rounds = f"{res.rounds} round{'' if res.rounds == 1 else 's'}"
-    lines = [f"<p>{_e(describe(rec))}</p>", f"<p>Scores {_e(scores_text(list(res.scores)))}, {rounds}.</p>"]
+    forfeit = None
     if res.forfeit is not None:
-        lines.append(f'<p id="forfeit">{_e(rec.spec.seats[res.forfeit.seat])} forfeits: '
-                     f"{_e(res.forfeit.reason.value)}: {_e(res.forfeit.detail[:300])}</p>")  # fmt: skip
-    lines.append(f'<p class="note">No board to show: {_e(reason)}</p>')
-    body = f'<nav id="links">{nav}</nav>\n' + "\n".join(lines)
-    return fill(asset("home.html"), {"TITLE": _e(f"{a} vs {b} — {rec.spec.match_id}"), "CSS": asset("viewer.css"),
-                                     "BODY": body, "HEAD": ""})  # fmt: skip
+        forfeit = f"{rec.spec.seats[res.forfeit.seat]} forfeits: {res.forfeit.reason.value}: {res.forfeit.detail[:300]}"
+    title = f"{a} vs {b} — {rec.spec.match_id}"
+    return no_board_html(title, describe(rec), res.scores, res.rounds, forfeit, reason, nav)
 
 
 def write_match_pages(root: Path, records: Sequence[Record]) -> int:
@@ -326,8 +322,8 @@ def write_match_pages(root: Path, records: Sequence[Record]) -> int:
         nav = nav_links(links)
         replay, page = existing_replay(root, mid) or replay_file(root, mid), root / match_page(mid)
         try:
-            write_html(replay, page, names=(rec.spec.seats[0], rec.spec.seats[1]), nav=nav)
-            drawn += 1
+            facts = write_html(replay, page, names=(rec.spec.seats[0], rec.spec.seats[1]), nav=nav)
+            drawn += facts["board"]
         except ViewerError as exc:
             try:
                 page.write_text(_fallback(rec, nav, str(exc)), encoding="utf-8")

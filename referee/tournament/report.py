@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.seats.process import expected_isolation
+from referee.text import plural
 from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
@@ -117,12 +118,14 @@ def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
             out += f"\n{p.first} vs {p.second}: +{p.wins} ={p.draws} -{p.losses}  pairs {p.pairs}, pentanomial [{ptn}]"
     if st.sprt:
         s = st.sprt
-        out += f"\nSPRT: LLR {s.llr:.2f} ({s.lower:.2f}, {s.upper:.2f}) after {s.pairs} pairs: {s.state.value}"
+        bounds = f"({s.lower:.2f}, {s.upper:.2f})"
+        out += f"\nSPRT: LLR {s.llr:.2f} {bounds} after {plural(s.pairs, 'pair')}: {s.state.value}"
     for b in st.flagged:
         assert b.asymmetry is not None
         out += "\n" + b.asymmetry.text(b.name)
     if st.open_pairs:
-        out += f"\n{st.open_pairs} pair(s) with one game played are left out of every count"
+        verb = "is" if st.open_pairs == 1 else "are"
+        out += f"\n{plural(st.open_pairs, 'pair')} with one game played {verb} left out of every count"
     out += "\n\n" + _grid(STATS_HEAD, [stats_cells(b) for b in st.bots], {0, 7})
     if sandbox == "none":
         out += f"\n{UNSANDBOXED}"

@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from referee.text import plural
 from referee.tournament.config import Sprt, TournamentConfig, TournamentError
 from referee.tournament.ratings import Ratings, elos, fit
 from referee.tournament.records import COLUMN_OF, BotRow, PairingRow, PairRow, Record
@@ -70,7 +71,7 @@ def check_consistent(row: PairingRow) -> None:
     if row.games != 2 * row.pairs or 2 * row.wins + row.draws != half_points:
         raise TournamentError(
             f"{row.first} vs {row.second}: +{row.wins} ={row.draws} -{row.losses} disagrees with the pentanomial "
-            f"counts {row.pentanomial} of {row.pairs} pairs"
+            f"counts {row.pentanomial} of {plural(row.pairs, 'pair')}"
         )
 
 
