@@ -1,7 +1,8 @@
 """``tournament``: run, resume or merge a tournament between bot programs.
 
 ``koikoi-referee tournament [OPTIONS]`` runs one (the group's own callback), ``--resume DIR`` continues an
-interrupted one, and ``koikoi-referee tournament merge DIR...`` combines shards.
+interrupted one, ``koikoi-referee tournament merge DIR...`` combines shards, ``tournament add DIR`` takes new
+entrants (a ladder step) and ``tournament verify DIR`` checks the deals against the seed's commitment.
 """
 
 from __future__ import annotations
@@ -300,7 +301,7 @@ ADD_HELP = "\n\n".join(
 
 @tournament_app.command("add", help=ADD_HELP)
 def add_cmd(
-    folder: Annotated[Path, typer.Argument(help="The tournament folder (a finished or interrupted run).")],
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The tournament folder (finished or interrupted).")],
     bot: Annotated[
         list[str] | None,
         typer.Option("--bot", "-b", help="An entrant as NAME=COMMAND, or a bot folder holding a bot.toml; repeat."),
