@@ -40,7 +40,7 @@ FOUR = ["minimal=bots/minimal_bot.py", "random=bots/random_bot.py --seed 1", "gr
 FIFTH = "search=bots/search_bot.py --playouts 16 --seed 1"
 
 
-def referee(*args: str | Path) -> tuple[str, float]:
+def referee(*args: str | Path | int) -> tuple[str, float]:
     """Run the CLI (exit 0 expected); its stdout and wall time."""
     exe = Path(sys.executable).parent / "koikoi-referee"
     t0 = time.perf_counter()
