@@ -1,7 +1,8 @@
 """``tournament``: run, resume or merge a tournament between bot programs.
 
 ``koikoi-referee tournament [OPTIONS]`` runs one (the group's own callback), ``--resume DIR`` continues an
-interrupted one, and ``koikoi-referee tournament merge DIR...`` combines shards.
+interrupted one, ``koikoi-referee tournament merge DIR...`` combines shards, ``tournament add DIR`` takes new
+entrants (a ladder step) and ``tournament verify DIR`` checks the deals against the seed's commitment.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -27,6 +28,9 @@ from referee.commands.bot_options import (
     SANDBOX_HELP,
 )
 from referee.errors import Interrupted, RefereeError
+
+if TYPE_CHECKING:
+    from referee.tournament.launch import Report
 
 EXIT_CODES = (
     "Exit codes: 0 the tournament finished and every CI gate passed; 1 a CI gate failed (--fail-if-worse "
@@ -220,6 +224,21 @@ def tournament_cmd(
             "(default: a one-line error naming it, exit 2).",
         ),
     ] = False,
+    until_separated: Annotated[
+        bool,
+        typer.Option(
+            "--until-separated",
+            help="After the schedule, add deal pairs where neighbouring ranks overlap most (by the joint ratings' "
+            "uncertainty), round by round, until every two adjacent ranks are separated at 95% (the likelihood "
+            "of superiority) or --max-pairs is spent; the report says how many pairs and games that took.",
+        ),
+    ] = False,
+    max_pairs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pairs", min=0, max=1_000_000, help="The budget of pairs --until-separated adds; default 200."
+        ),
+    ] = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
@@ -237,7 +256,7 @@ def tournament_cmd(
         ponder=ponder, require_cgroups=require_cgroups, bot_files=tuple(bot_file or ()), python=python,
         bot_options=tuple(bot_option or ()), deals=deals,
         event=event, event_description=event_description, forfeit_broken=forfeit_broken, live_every=live_every,
-        rating_interval=rating_interval,
+        rating_interval=rating_interval, until_separated=until_separated, max_pairs=max_pairs,
     )  # fmt: skip
     try:
         report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
@@ -246,6 +265,11 @@ def tournament_cmd(
         sys.exit(exc.code)
     except RefereeError as exc:
         fail(str(exc))
+    _print_report(report, as_json)
+
+
+def _print_report(report: Report, as_json: bool) -> NoReturn:
+    """Print a run's standings (a table or JSON), its CI gate failures, and exit with its code."""
     if as_json:
         typer.echo(json.dumps(report.to_json()))
     else:
@@ -255,6 +279,83 @@ def tournament_cmd(
     for line in report.outcome.failures:
         typer.echo(f"koikoi-referee: CI gate failed: {line}", err=True)
     sys.exit(report.exit_code)
+
+
+ADD_HELP = "\n\n".join(
+    [
+        "A ladder step: add entrants (or a new version of one, the old kept or retired with --retire) to the "
+        "tournament in DIR and play only the pairings that involve them: each entrant against every active bot "
+        "(a gauntlet: against the gauntlet bot) and the other entrants, with the tournament's pairs per pairing, "
+        "seed, deal suite, time control and limits. The results are appended to DIR's results.jsonl, signed "
+        "like the others (the lines already there are kept byte for byte); then the joint ratings are refitted "
+        "over every game and the report and pages rewritten. `tournament verify DIR` checks the whole folder.",
+        "A subcommand of `tournament`, beside merge and verify, because it works on a tournament folder: the "
+        "folder's description records the step (signed), so an interrupted add continues with "
+        "`tournament --resume DIR`.",
+        "With --until-separated, pairs are then added where adjacent ranks overlap most until every two adjacent "
+        "ranks (retired bots left out) are separated at 95%, or --max-pairs (this step's budget) is spent.",
+        EXIT_CODES,
+    ]
+)
+
+
+@tournament_app.command("add", help=ADD_HELP)
+def add_cmd(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The tournament folder (finished or interrupted).")],
+    bot: Annotated[
+        list[str] | None,
+        typer.Option("--bot", "-b", help="An entrant as NAME=COMMAND, or a bot folder holding a bot.toml; repeat."),
+    ] = None,
+    retire: Annotated[
+        list[str] | None,
+        typer.Option("--retire", help="A bot that plays no new pairing (its games still count); repeat."),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Matches in parallel (default: the CPU count).")
+    ] = None,
+    key: Annotated[
+        Path | None, typer.Option("--key", help="The key file the folder's results are signed with.")
+    ] = None,
+    until_separated: Annotated[
+        bool,
+        typer.Option(
+            "--until-separated",
+            help="After the schedule, add deal pairs where neighbouring ranks overlap most (by the joint ratings' "
+            "uncertainty), round by round, until every two adjacent ranks are separated at 95% (the likelihood "
+            "of superiority) or --max-pairs is spent; the report says how many pairs and games that took.",
+        ),
+    ] = False,
+    max_pairs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-pairs", min=0, max=1_000_000,
+            help="The budget of pairs this step's --until-separated adds; default 200.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")] = False,
+    html_pages: Annotated[
+        bool, typer.Option("--html/--no-html", help="At the end, rewrite the viewer pages and index.html.")
+    ] = True,
+    forfeit_broken: Annotated[
+        bool,
+        typer.Option("--forfeit-broken", help="An entrant that does not answer hello plays anyway and forfeits."),
+    ] = False,
+) -> None:
+    """Add entrants to a tournament folder and play their pairings."""
+    from referee.tournament.ladder import AddRequest, add
+
+    request = AddRequest(
+        folder, tuple(bot or ()), tuple(retire or ()), jobs, key, until_separated, max_pairs, html_pages,
+        forfeit_broken,
+    )  # fmt: skip
+    try:
+        report = add(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
+    except Interrupted as exc:
+        typer.echo(f"koikoi-referee: {exc}", err=True)
+        sys.exit(exc.code)
+    except RefereeError as exc:
+        fail(str(exc))
+    _print_report(report, as_json)
 
 
 def _warn(message: str) -> None:

@@ -87,6 +87,28 @@ class Sprt:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """A ladder step (``tournament add``): entrants joined the tournament (they play every active bot, and each
+    other), and bots retired (they play no new pairing; their games still count). ``start`` is the schedule
+    position of its first match (after every match scheduled before it, added pairs included)."""
+
+    added: tuple[str, ...]
+    retired: tuple[str, ...] = ()
+    start: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (the ``ladder`` list of the config)."""
+        return {"added": list(self.added), "retired": list(self.retired), "start": self.start}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Stage:
+        """The inverse of :meth:`to_json`."""
+        return Stage(
+            tuple(str(n) for n in data["added"]), tuple(str(n) for n in data.get("retired", [])), int(data["start"])
+        )
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """Everything that decides the schedule and the games of a tournament."""
 
@@ -107,6 +129,12 @@ class TournamentConfig:
     require_cgroups: bool = False  # a machine without usable cgroups is an error, not a fall-back to rlimits
     event: str | None = field(default=None, compare=False)  # the event's name, shown on its pages
     event_description: str = field(default="", compare=False)  # a line or two about the event
+    ladder: tuple[Stage, ...] = ()  # entrants added (and bots retired) after the start, in order
+
+    @property
+    def retired(self) -> tuple[str, ...]:
+        """The bots retired by a ladder step: they play no new pairing."""
+        return tuple(n for s in self.ladder for n in s.retired)
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.bots]
@@ -129,6 +157,22 @@ class TournamentConfig:
         for key in ("startup_ms", "move_ms", "bank_ms"):
             if not 0 <= getattr(self.time, key) <= 3_600_000:
                 raise TournamentError(f"time {key}: {getattr(self.time, key)} is outside 0..3600000")
+        self._check_ladder(names)
+
+    def _check_ladder(self, names: list[str]) -> None:
+        """Every ladder step adds bots that were not there before and retires bots that were."""
+        added = [n for s in self.ladder for n in s.added]
+        if len(set(added)) != len(added) or not set(added) <= set(names):
+            raise TournamentError("malformed ladder: an entrant is added twice or is not one of the bots")
+        active = [n for n in names if n not in added]
+        for stage in self.ladder:
+            for name in stage.retired:
+                if name not in active:
+                    raise TournamentError(f"--retire {name!r}: not an active bot ({', '.join(active)})")
+                active.remove(name)
+            active += stage.added
+        if self.format is Format.GAUNTLET and self.hero in self.retired:
+            raise TournamentError(f"--retire {self.hero!r}: the gauntlet bot plays every pairing; it cannot retire")
 
     def settings_of(self, name: str) -> BotSettings:
         """The settings of bot ``name``: its own over the tournament's (time control, environment, limits)."""
@@ -171,6 +215,7 @@ class TournamentConfig:
             **({"ponder": True} if self.ponder else {}),
             **({"require_cgroups": True} if self.require_cgroups else {}),
             **({"event": {"name": self.event, "description": self.event_description}} if self.event else {}),
+            **({"ladder": [s.to_json() for s in self.ladder]} if self.ladder else {}),
         }
 
     @staticmethod
@@ -197,6 +242,7 @@ class TournamentConfig:
                 require_cgroups=bool(data.get("require_cgroups", False)),
                 event=str(data["event"]["name"]) if data.get("event") else None,
                 event_description=str(data["event"].get("description", "")) if data.get("event") else "",
+                ladder=tuple(Stage.from_json(s) for s in data.get("ladder", [])),
             )
         except (KeyError, TypeError, ValueError, EngineError, SettingsError) as exc:
             raise TournamentError(f"malformed tournament description: {exc}") from None
@@ -224,6 +270,8 @@ class RunOptions:
     ray_address: str | None = None  # the Ray cluster to join (None: a Ray runtime on this machine)
     ray_working_dir: str | None = None  # a folder Ray copies to every node, where the bots are started
     compress: bool = False  # replays written as .jsonl.gz
+    until_separated: bool = False  # after the schedule, add pairs where adjacent ranks overlap (see ladder)
+    max_pairs: int | None = None  # with until_separated: at most this many pairs added (None: the default)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON for the output folder (a resume reuses the shard and CI gates)."""
@@ -233,6 +281,7 @@ class RunOptions:
             "fail_if_worse": self.fail_if_worse,
             "min_score": self.min_score,
             "compress": self.compress,
+            **({"until_separated": True, "max_pairs": self.max_pairs} if self.until_separated else {}),
         }
 
     @staticmethod
@@ -244,6 +293,8 @@ class RunOptions:
             return RunOptions(
                 jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"),
                 compress=data.get("compress", False) is True,
+                until_separated=data.get("until_separated", False) is True,
+                max_pairs=None if data.get("max_pairs") is None else int(data["max_pairs"]),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise TournamentError(f"malformed run options: {exc}") from None

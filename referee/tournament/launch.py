@@ -17,7 +17,7 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -48,6 +48,7 @@ from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
+from referee.tournament.store import Store
 from referee.tournament.suite import load_suite
 
 SEED_ENV = "KOIKOI_SEED"
@@ -101,6 +102,8 @@ class Request:
     forfeit_broken: bool = False  # a bot that fails the preflight plays (and forfeits) instead of stopping the run
     live_every: int = 0  # rewrite the report files and home page every N results while running (0: at the end)
     rating_interval: int = 0  # print interim standings every N complete pairs (0: at the end)
+    until_separated: bool = False  # then add pairs where adjacent ranks overlap (referee.tournament.separation)
+    max_pairs: int | None = None  # the budget of pairs --until-separated adds
 
     def tournament_options_given(self) -> bool:
         """Any option that describes the tournament (not allowed with ``--resume``)."""
@@ -108,8 +111,8 @@ class Request:
                   self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
                   self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
                   self.bot_processes, self.bot_cpus, self.bot_files, self.python, self.bot_options,
-                  self.deals, self.event, self.event_description]  # fmt: skip
-        flags = (self.fail_if_worse, self.compress, self.ponder, self.require_cgroups)
+                  self.deals, self.event, self.event_description, self.max_pairs]  # fmt: skip
+        flags = (self.fail_if_worse, self.compress, self.ponder, self.require_cgroups, self.until_separated)
         return any(v is not None and v != () for v in values) or any(flags)
 
 
@@ -296,7 +299,7 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         _isolation(store.config.sandbox, store.config.require_cgroups, warn)
         if req.backend == "local" and store.pending():
             try:
-                _preflight(store.config, req.forfeit_broken, warn, "fix it and resume, or")
+                preflight(store.config, req.forfeit_broken, warn, "fix it and resume, or")
             except TournamentError:
                 store.close()
                 raise
@@ -327,6 +330,8 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
             ray_address=req.ray_address,
             ray_working_dir=ray_dir,
             compress=req.compress,
+            until_separated=req.until_separated,
+            max_pairs=req.max_pairs,
         )
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         readable = {f for name in (None, *(b.name for b in config.bots))
@@ -337,28 +342,37 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         key = signing_key(req.key, create=True)
         check_new(config, options, where)
         if req.backend == "local":
-            _preflight(config, req.forfeit_broken, warn, "fix it, or")
+            preflight(config, req.forfeit_broken, warn, "fix it, or")
         store = start(config, options, where, key, checked=True)
         if config.seed_drawn:
             warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+    interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
+    return play_folder(store, stream, warn, interim)
+
+
+def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], interim: Interim) -> Report:
+    """Print the seed commitment, play what is left in ``store`` (SIGTERM as Ctrl-C), then write the viewer
+    pages (with ``interim.html``)."""
     print(f"seed commitment {commit(store.config.seed)} (the seed is published once the tournament is complete)",
           file=stream, flush=True)  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
         outcome = play(store, stream=stream, interim=interim)
     except KeyboardInterrupt:
         raise Interrupted.resumable(store.root) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    index = _write_pages(store.root, warn) if req.html else None
+    index = _write_pages(store.root, warn) if interim.html else None
     return Report(outcome, store.root, index)
 
 
-def _preflight(config: TournamentConfig, forfeit_broken: bool, warn: Callable[[str], None], fix: str) -> None:
-    """Start every bot once before the first match: a bot that fails is an error naming it, or with
-    ``forfeit_broken`` a warning (it plays and forfeits). ``fix`` starts the error's advice."""
-    failures = check_bots(config)
+def preflight(
+    config: TournamentConfig, forfeit_broken: bool, warn: Callable[[str], None], fix: str,
+    names: Sequence[str] | None = None,
+) -> None:  # fmt: skip
+    """Start every bot (or those of ``names``) once before the first match: a bot that fails is an error naming
+    it, or with ``forfeit_broken`` a warning (it plays and forfeits). ``fix`` starts the error's advice."""
+    failures = check_bots(config, names)
     if not failures:
         return
     if forfeit_broken:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Sequence
 
 from referee.errors import RefereeError
 from referee.seats import BotSeat
@@ -46,12 +47,14 @@ async def check_bot(config: TournamentConfig, name: str) -> str | None:
     return None
 
 
-async def check_all(config: TournamentConfig, first_only: bool = False) -> list[str]:
-    """:func:`check_bot` of every bot of ``config``, one after another: one line per bot that failed (with
-    ``first_only``, the first failure ends the check)."""
+async def check_all(
+    config: TournamentConfig, first_only: bool = False, names: Sequence[str] | None = None
+) -> list[str]:
+    """:func:`check_bot` of every bot of ``config`` (or of ``names``), one after another: one line per bot that
+    failed (with ``first_only``, the first failure ends the check)."""
     found: list[str] = []
-    for bot in config.bots:
-        failure = await check_bot(config, bot.name)
+    for name in names if names is not None else [b.name for b in config.bots]:
+        failure = await check_bot(config, name)
         if failure is not None:
             found.append(failure)
             if first_only:
@@ -59,11 +62,11 @@ async def check_all(config: TournamentConfig, first_only: bool = False) -> list[
     return found
 
 
-def check_bots(config: TournamentConfig) -> list[str]:
+def check_bots(config: TournamentConfig, names: Sequence[str] | None = None) -> list[str]:
     """:func:`check_all` on an event loop of its own: one line per bot that failed (empty: every bot
     answered)."""
     loop = asyncio.new_event_loop()  # not asyncio.run: it would leave its own Ctrl-C handling behind
     try:
-        return loop.run_until_complete(check_all(config))
+        return loop.run_until_complete(check_all(config, names=names))
     finally:
         loop.close()

@@ -208,6 +208,30 @@ class Redeal:
         return Redeal(*numbers)
 
 
+@dataclass(frozen=True)
+class Extend:
+    """A ``results.jsonl`` line: pair ``pair`` of pairing ``pairing`` joins the schedule (``--until-separated``),
+    its two games at schedule positions ``index`` and ``index + 1``."""
+
+    pairing: int
+    pair: int
+    index: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The line (before its MAC)."""
+        return {"extend": {"pairing": self.pairing, "pair": self.pair, "index": self.index}}
+
+    @staticmethod
+    def from_json(obj: Any) -> Extend:
+        """The inverse of :meth:`to_json` (``ValueError`` otherwise)."""
+        body = obj.get("extend") if isinstance(obj, dict) else None
+        values = [body.get(k) for k in ("pairing", "pair", "index")] if isinstance(body, dict) else []
+        numbers = [v for v in values if type(v) is int and v >= 0]
+        if len(numbers) != 3:
+            raise ValueError("an extend line has whole numbers pairing, pair and index")
+        return Extend(*numbers)
+
+
 def _num(x: float, digits: int = 1) -> float | None:
     """A finite float rounded, or None (JSON has no infinity)."""
     return round(x, digits) if math.isfinite(x) else None

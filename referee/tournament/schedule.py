@@ -86,12 +86,34 @@ class MatchSpec:
 
 
 def pairings(config: TournamentConfig) -> list[Pairing]:
-    """Round-robin: every two bots in file order. Gauntlet: the gauntlet bot against each other bot."""
-    names = [b.name for b in config.bots]
+    """Round-robin: every two bots in file order. Gauntlet: the gauntlet bot against each other bot. Then the
+    pairings of each ladder step (see :func:`pairing_blocks`)."""
+    return [p for block in pairing_blocks(config) for p in block]
+
+
+def pairing_blocks(config: TournamentConfig) -> list[list[Pairing]]:
+    """The pairings in blocks: those of the bots the tournament started with, then those of each ladder step
+    (each entrant, in order, against the active bots and the entrants before it)."""
+    added = {n for s in config.ladder for n in s.added}
+    names = [b.name for b in config.bots if b.name not in added]
+    hero = config.hero
     if config.format is Format.GAUNTLET:
-        hero = config.hero
-        return [Pairing(i, hero, other) for i, other in enumerate(n for n in names if n != hero)]
-    return [Pairing(i, x, y) for i, (x, y) in enumerate(combinations(names, 2))]
+        base = [Pairing(i, hero, other) for i, other in enumerate(n for n in names if n != hero)]
+    else:
+        base = [Pairing(i, x, y) for i, (x, y) in enumerate(combinations(names, 2))]
+    blocks = [base]
+    count = len(base)
+    active = names
+    for stage in config.ladder:
+        active = [n for n in active if n not in stage.retired]
+        block: list[Pairing] = []
+        for new in stage.added:
+            others = [hero] if config.format is Format.GAUNTLET else active
+            block += [Pairing(count + k, other, new) for k, other in enumerate(others)]
+            count += len(others)
+            active = [*active, new]
+        blocks.append(block)
+    return blocks
 
 
 MAX_MATCHES = 200_000
@@ -139,23 +161,33 @@ def check_size(config: TournamentConfig) -> None:
 
 
 def build_schedule(config: TournamentConfig) -> list[MatchSpec]:
-    """The whole schedule, pair index outermost so every pairing advances together."""
+    """The whole schedule, block by block (:func:`pairing_blocks`), pair index outermost in each block so every
+    pairing advances together."""
     check_size(config)
-    plist = pairings(config)
-    width = max(3, len(str(config.pairs - 1)))
     out: list[MatchSpec] = []
+    starts = [0, *(s.start for s in config.ladder)]
+    for start, block in zip(starts, pairing_blocks(config), strict=True):
+        index = start
+        for pair in range(config.pairs):
+            for p in block:
+                out += pair_specs(config, p, pair, index)
+                index += 2
+    return out
+
+
+def pair_specs(config: TournamentConfig, p: Pairing, pair: int, index: int) -> list[MatchSpec]:
+    """Both games of pair ``pair`` of pairing ``p``, at schedule positions ``index`` and ``index + 1``."""
+    width = max(3, len(str(config.pairs - 1)))
     n = len(config.suite)
-    for pair in range(config.pairs):
-        suite, cycle = (pair % n, pair // n) if n else (None, 0)
-        for p in plist:
-            seed = pair_seed(config.seed, p, pair)
-            dealer = first_dealer_of(config, seed)
-            for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
-                match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
-                order = order_of(seed, game)
-                out.append(
-                    MatchSpec(len(out), match_id, p.index, pair, game, seats, seed, dealer, 0, suite, cycle, order)
-                )
+    suite, cycle = (pair % n, pair // n) if n else (None, 0)
+    seed = pair_seed(config.seed, p, pair)
+    dealer = first_dealer_of(config, seed)
+    out: list[MatchSpec] = []
+    for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
+        match_id = f"{p.index + 1:02d}-{p.key}-{pair:0{width}d}{game}"
+        order = order_of(seed, game)
+        out.append(MatchSpec(index + len(out), match_id, p.index, pair, game, seats, seed, dealer, 0, suite, cycle,
+                             order))  # fmt: skip
     return out
 
 
@@ -166,6 +198,11 @@ def redealt(config: TournamentConfig, spec: MatchSpec, deal: int) -> MatchSpec:
     return dataclasses.replace(
         spec, seed=seed, first_dealer=first_dealer_of(config, seed), deal=deal, order=order_of(seed, spec.game)
     )
+
+
+def next_index(schedule: list[MatchSpec]) -> int:
+    """The schedule position after every match of ``schedule``: where a ladder step or an added pair starts."""
+    return max((m.index for m in schedule), default=-1) + 1
 
 
 def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpec]:

@@ -22,6 +22,7 @@ from referee.tournament.records import Played, Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, check_size
+from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
 from referee.tournament.standings import Standings, Tally, compute, sprt_stop_point
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
@@ -74,6 +75,12 @@ def check_new(config: TournamentConfig, options: RunOptions, root: Path) -> None
         raise TournamentError("--fail-if-worse needs --sprt")
     if options.min_score is not None and not 0.0 <= options.min_score <= 1.0:
         raise TournamentError("--min-score takes a score rate between 0 and 1, e.g. 0.55")
+    if options.until_separated and options.sprt is not None:
+        raise TournamentError("--until-separated and --sprt each decide when to stop: choose one")
+    if options.until_separated and tuple(options.shard) != (1, 1):
+        raise TournamentError("--until-separated chooses pairs from all results: it does not run in shards")
+    if options.max_pairs is not None and not options.until_separated:
+        raise TournamentError("--max-pairs is the budget of --until-separated")
     if not 1 <= options.jobs <= 256:
         raise TournamentError("--jobs takes 1 to 256")
     check_size(config)
@@ -162,6 +169,11 @@ def play(
         twins = open_twins(store) if tracker.decided else []
         if twins:
             _run(store, out, twins, emit, lambda: False, bar)
+        if store.options.until_separated and not tracker.decided:
+            while chosen := next_pairings(_standings(store), store.config, budget(store) - store.extended):
+                added = store.extend(chosen)
+                bar.total += len(added)
+                _run(store, out, added, emit, lambda: False, bar)
         return summarize(store, decided=tracker.decided)
     except KeyboardInterrupt:
         if report is not None:
@@ -171,6 +183,16 @@ def play(
         raise output_error(exc) from None
     finally:
         store.close()
+
+
+def budget(store: Store) -> int:
+    """The most pairs an ``--until-separated`` run of ``store`` adds (over all its runs and ladder steps)."""
+    given = store.options.max_pairs
+    return DEFAULT_MAX_PAIRS if given is None else given
+
+
+def _standings(store: Store) -> Standings:
+    return compute(store.config, store.iter_records(), store.options.sprt)
 
 
 def _run(
@@ -202,9 +224,16 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
     complete = decided or not store.pending()
     stop = sprt_stop_point(store.config, records, store.options.sprt) if store.options.sprt else None
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete, st, stop)
+    text = table(st, store.config.sandbox, store.config.ponder)
+    if store.config.retired:
+        meta["retired"] = list(store.config.retired)
+        text += f"\nretired (no new pairings): {', '.join(store.config.retired)}"
+    if store.options.until_separated:
+        meta["until_separated"] = summary(st, store.config, store.extended, budget(store))
+        text += "\n" + summary_line(meta["until_separated"])
     write_report(store.root, st, records, meta)
     failures = judge(store.config, store.options, st)
-    return Outcome(st, table(st, store.config.sandbox, store.config.ponder), complete, failures, list(warnings or []))
+    return Outcome(st, text, complete, failures, list(warnings or []))
 
 
 def default_jobs() -> int:

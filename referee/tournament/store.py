@@ -33,8 +33,8 @@ from referee.tournament.folder import (
     write_atomic,
     write_description,
 )
-from referee.tournament.records import Record, Redeal
-from referee.tournament.schedule import MatchSpec, build_schedule, redealt, shard_of
+from referee.tournament.records import Extend, Record, Redeal
+from referee.tournament.schedule import MatchSpec, build_schedule, next_index, pair_specs, pairings, redealt, shard_of
 
 
 class Store:
@@ -52,6 +52,7 @@ class Store:
         """The schedule slice of this folder by match id, in schedule order, each entry as dealt now."""
         self._done: set[str] = set()  # ids of the recorded matches (the schedule's own strings)
         self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
+        self.extended = 0  # pairs added to the schedule by extend lines (--until-separated)
         self._chain = Chain(key)
         self._log: IO[str] | None = None
         self._lock: int | None = None
@@ -98,7 +99,7 @@ class Store:
                 if not line.endswith(b"\n") or not line.strip():
                     continue
                 obj = json.loads(line)
-                if "redeal" in obj:
+                if "redeal" in obj or "extend" in obj:
                     continue
                 mid = obj.get("match_id")
                 spec = self.schedule.get(mid) if isinstance(mid, str) else None
@@ -210,6 +211,9 @@ class Store:
             if "redeal" in obj:
                 self._apply_redeal(Redeal.from_json(obj))
                 return []
+            if "extend" in obj:
+                self._apply_extend(Extend.from_json(obj))
+                return []
             rec = Record.from_json(obj, self.schedule)
             if obj.get("deal", 0) != rec.spec.deal:
                 raise ValueError(f"match {rec.spec.match_id}: deal {obj.get('deal', 0)!r} is not the current one")
@@ -231,6 +235,51 @@ class Store:
         for m in members:
             self.schedule[m.match_id] = redealt(self.config, m, redeal.deal)
             self._done.discard(m.match_id)
+
+    def _apply_extend(self, extend: Extend) -> list[MatchSpec]:
+        """Add pair ``extend.pair`` (the pairing's next one) of pairing ``extend.pairing`` to the schedule."""
+        plist = pairings(self.config)
+        if tuple(self.options.shard) != (1, 1) or not 0 <= extend.pairing < len(plist):
+            raise ValueError(f"pairing {extend.pairing} cannot take a pair in this folder")
+        used = {m.index for m in self.schedule.values()}
+        if extend.pair != self.pairs_of(extend.pairing) or {extend.index, extend.index + 1} & used:
+            raise ValueError(f"pair {extend.pair} of pairing {extend.pairing} is not the next pair of the schedule")
+        specs = pair_specs(self.config, plist[extend.pairing], extend.pair, extend.index)
+        for m in specs:
+            self.schedule[m.match_id] = m
+        self.extended += 1
+        return specs
+
+    def pairs_of(self, pairing: int) -> int:
+        """How many pairs pairing ``pairing`` has in the schedule (its first ``config.pairs`` and those added)."""
+        return len({m.pair for m in self.schedule.values() if m.pairing == pairing})
+
+    def extend(self, chosen: list[int]) -> list[MatchSpec]:
+        """Add the next pair of each pairing in ``chosen`` to the schedule: a signed ``extend`` line each, before
+        any of its games is played; returns the new matches."""
+        out: list[MatchSpec] = []
+        for pairing in chosen:
+            extend = Extend(pairing, self.pairs_of(pairing), next_index(list(self.schedule.values())))
+            self._write_line(extend.to_json())
+            out += self._apply_extend(extend)
+        return out
+
+    def restage(self, config: TournamentConfig, options: RunOptions) -> None:
+        """Take on ``config`` (the same tournament with a ladder step more) and ``options``: ``tournament.json``
+        rewritten atomically, signed under the same key, before any new match; the new pairings join the
+        schedule, the recorded matches keep their ids, indices and results."""
+        old = list(self.schedule.values())
+        fresh = {m.match_id: m for m in build_schedule(config)}
+        for m in old:
+            if fresh.get(m.match_id, m).index != m.index:
+                raise TournamentError(f"{m.match_id}: the ladder step would move it in the schedule")
+            fresh[m.match_id] = m
+        try:
+            write_description(self.root, config, options, sorted(fresh.values(), key=lambda m: m.index), self.key)
+        except OSError as exc:
+            raise TournamentError(f"{self.root}: cannot write the tournament folder: {exc.strerror or exc}") from None
+        self.config, self.options = config, options
+        self.schedule = dict(sorted(fresh.items(), key=lambda kv: kv[1].index))
 
     def _members(self, pairing: int, pair: int) -> list[MatchSpec]:
         return [m for m in self.schedule.values() if (m.pairing, m.pair) == (pairing, pair)]
