@@ -228,7 +228,9 @@ def _prefix(rules: str, seed: int, chooser: int, steps: int) -> tuple[Deal, int,
     """The first deal of a seeded match, its first dealer, and up to ``steps`` random indexes within round 1
     played through the environment."""
     start = new_match(PRESETS[rules], seed)
-    (dealt,) = [e for e in start.events if isinstance(e, RoundStart)]
+    starts = [e for e in start.events if isinstance(e, RoundStart)]
+    assume(len(starts) == 1)  # not redealt at once (a nintendo deal with three cards of a month on the field)
+    dealt = starts[0]
     deal = Deal(dealt.hands, dealt.field, dealt.stock)
     first = f"player_{start.first_dealer + 1}"
     env = koikoi_v0.raw_env(rules=rules)
