@@ -64,6 +64,18 @@ tournament_app = typer.Typer(
 )  # fmt: skip
 
 
+UntilSeparated = Annotated[
+    bool,
+    typer.Option(
+        "--until-separated",
+        help="After the schedule, add deal pairs where neighbouring ranks overlap most (by the joint ratings' "
+        "uncertainty), round by round, until every two adjacent ranks are separated at 95% (the likelihood "
+        "of superiority) or --max-pairs is spent; the report says how many pairs and games that took.",
+    ),
+]
+"""``--until-separated`` of ``tournament`` and ``tournament add``."""
+
+
 @tournament_app.callback()
 def tournament_cmd(
     ctx: typer.Context,
@@ -224,15 +236,7 @@ def tournament_cmd(
             "(default: a one-line error naming it, exit 2).",
         ),
     ] = False,
-    until_separated: Annotated[
-        bool,
-        typer.Option(
-            "--until-separated",
-            help="After the schedule, add deal pairs where neighbouring ranks overlap most (by the joint ratings' "
-            "uncertainty), round by round, until every two adjacent ranks are separated at 95% (the likelihood "
-            "of superiority) or --max-pairs is spent; the report says how many pairs and games that took.",
-        ),
-    ] = False,
+    until_separated: UntilSeparated = False,
     max_pairs: Annotated[
         int | None,
         typer.Option(
@@ -316,15 +320,7 @@ def add_cmd(
     key: Annotated[
         Path | None, typer.Option("--key", help="The key file the folder's results are signed with.")
     ] = None,
-    until_separated: Annotated[
-        bool,
-        typer.Option(
-            "--until-separated",
-            help="After the schedule, add deal pairs where neighbouring ranks overlap most (by the joint ratings' "
-            "uncertainty), round by round, until every two adjacent ranks are separated at 95% (the likelihood "
-            "of superiority) or --max-pairs is spent; the report says how many pairs and games that took.",
-        ),
-    ] = False,
+    until_separated: UntilSeparated = False,
     max_pairs: Annotated[
         int | None,
         typer.Option(
