@@ -21,8 +21,9 @@ from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, play_match
 from referee.protocol import hello_answer
 from referee.seats.scripted import Answer, Policy, ScriptedSeat
+from tests.helpers import TESTS
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
+GOLDEN_DIR = TESTS / "golden"
 MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan", "nintendo") for seed in (1, 2, 3)]
 """(preset, seed) of every golden match; the seats' choices are seeded from the match seed."""
 
