@@ -5,17 +5,15 @@ After a deliberate change, regenerate with ``python scripts/regen_golden.py`` an
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.golden_play import MATCHES, dump, golden_path, play_golden
+from tests.golden_play import MATCHES, dump, golden_path, load, play_golden
 
 
 @pytest.mark.parametrize(("preset", "seed"), MATCHES)
 def test_a_golden_match_plays_the_same_bytes(preset: str, seed: int) -> None:
     path = golden_path(preset, seed)
-    want = json.loads(path.read_text(encoding="utf-8"))
+    want = load(path)
     got = play_golden(preset, seed)
     for key in ("seat1", "seat2", "replay"):
         for i, (w, g) in enumerate(zip(want[key], got[key], strict=False)):
@@ -29,7 +27,7 @@ def test_every_preset_has_golden_matches_that_reach_the_end() -> None:
         files = [golden_path(p, s) for p, s in MATCHES if p == preset]
         assert len(files) >= 3
         for path in files:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = load(path)
             assert record["replay"][-1]["type"] == "result"
             assert any('"decision"' in line for line in record["seat1"] + record["seat2"])
             assert record["seat1"][-1] == '{"type":"bye"}'
