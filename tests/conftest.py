@@ -63,8 +63,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
             f"{t.leaked_bytes} hidden-card bytes leaked, ways out found: {t.ways_out}"
             + (f" ({t.open_channels} known open, their defence not in this tree)" if t.open_channels else "")
         )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """The ``slow`` marker: battery cases that take tens of seconds (``-m "not slow"`` leaves them out)."""
-    config.addinivalue_line("markers", "slow: a case that takes tens of seconds (deselect with -m 'not slow')")

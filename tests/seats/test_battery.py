@@ -335,7 +335,7 @@ def test_the_replay_is_not_reachable_from_a_bot_working_directory(
     probe = tmp_path / "probe.json"
     (tmp_path / "pids").touch()  # a relative path with a "/" that names a file is passed as an absolute one
     config = MatchConfig(PRESETS["guide"], 3, time=STD, replay_path=Path("r.jsonl"))
-    unsandboxed = Limits(sandbox="none")  # the sandbox has its own working directory: see tests/test_attacks.py
+    unsandboxed = Limits(sandbox="none")  # the sandbox has its own working directory: see tests/seats/test_attacks.py
     assert run_match((FIRST, f"{HOSTILE} probe ./pids {probe}"), config, limits=unsandboxed).forfeit is None
     seen = json.loads(probe.read_text())
     assert Path(seen["cwd"]) != tmp_path and seen["entries"] == []
