@@ -35,12 +35,14 @@ def run_page(name: str) -> dict[str, object]:
     return namespace
 
 
+@pytest.mark.slow
 def test_the_api_page_examples_run() -> None:
     assert len(blocks("api.md")) >= 5
     namespace = run_page("api.md")
     assert namespace["result"].forfeit is None  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("numpy", "gymnasium", "pettingzoo")),
     reason="the rl extra is not installed: pip install 'koikoi-referee[rl]'",

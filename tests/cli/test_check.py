@@ -14,6 +14,8 @@ from referee.compliance_deals import capture_on_draw, capture_on_play, forced, h
 from referee.engine import PRESETS, Event, Phase, State, YakuMade
 from tests.helpers import BOTS, ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 BREAKER = BOTS / "check_breaker.py"
 
 

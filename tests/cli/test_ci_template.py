@@ -18,9 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
 WORKFLOW = ROOT / "examples" / "ci-workflow.yml"
 SMALL = {"RULES": "cardavia", "SPRT_PAIRS": "3", "GAUNTLET_PAIRS": "2"}

@@ -24,6 +24,7 @@ def invoke(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
+@pytest.mark.slow
 def test_score_json_has_the_documented_shape(referee_exe: Path) -> None:
     cards = [
         "pine-crane",
@@ -138,6 +139,7 @@ def test_rules_of_a_file_prints_its_full_option_set(tmp_path: Path) -> None:
     assert load_rules(again) == load_rules(path)
 
 
+@pytest.mark.slow
 def test_the_installed_command_reports_bad_input_and_prints_rules(referee_exe: Path, tmp_path: Path) -> None:
     proc = run(referee_exe, "score", "pine-crane", "pine-dragon")
     assert proc.returncode == 2 and proc.stdout == ""

@@ -31,6 +31,7 @@ def test_the_walk_finds_every_command_group() -> None:
     assert {"play", "tournament", "tournament merge", "replay verify", "deals generate", "bots"} <= names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "command"), ALL, ids=[" ".join(p) or "koikoi-referee" for p, _ in ALL])
 def test_help_shows_flags_as_flags(path: list[str], command: Any) -> None:
     result = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
@@ -47,6 +48,7 @@ def test_help_shows_flags_as_flags(path: list[str], command: Any) -> None:
                 assert not re.match(r"\s*(<|[A-Z]{3,})", after), f"{path}: help shows a value for {opt}: {line}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "command"), ALL, ids=[" ".join(p) or "koikoi-referee" for p, _ in ALL])
 def test_every_command_takes_dash_h_for_help(path: list[str], command: Any) -> None:
     short = CliRunner().invoke(app, [*path, "-h"], terminal_width=200)

@@ -14,6 +14,8 @@ import pytest
 from referee.kits import LANGUAGES, KitError, write_kit
 from tests.helpers import KIT_TIMES, RANDOM
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 TOOLS = {"python": "python3", "javascript": "node", "java": "javac", "rust": "cargo", "cpp": "c++", "go": "go"}
 
 

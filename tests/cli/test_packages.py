@@ -19,6 +19,8 @@ import pytest
 
 from tests.helpers import BOTS, RANDOM, ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 LOOP = '''
 import json, sys
 def run(name, choose):

@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers import BROKEN, FIRST, ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 
 def spawn(exe: Path, *args: str) -> pexpect.spawn:
     return pexpect.spawn(

@@ -20,6 +20,8 @@ from referee.tournament.config import TournamentError, config_from_dict
 from referee.tournament.settings import BotSettings, SettingsError, parse_option
 from tests.helpers import FAST, referee
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 PROBE = """\
 import json, os, resource, sys
 soft = resource.getrlimit(resource.RLIMIT_AS)[0]

@@ -71,6 +71,7 @@ def check_match(rules: Rules, seed: int, chooser: int, samples: int = 2, deals: 
     return checks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PRESET_NAMES)
 @FIXED
 @given(seed=SEEDS, chooser=SEEDS)
@@ -78,6 +79,7 @@ def test_the_rebuilt_state_agrees_with_the_seat_view(name: str, seed: int, choos
     assert check_match(PRESETS[name], seed, chooser, samples=1) > 0
 
 
+@pytest.mark.slow
 def test_hand_yaku_and_discard_constraints_are_kept() -> None:
     # cardavia scores teshi and kuttsuki at the deal; guide forbids discarding while a hand card matches the field.
     for name in ("cardavia", "guide"):

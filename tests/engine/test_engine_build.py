@@ -91,11 +91,13 @@ def test_a_compiled_build_is_the_engine_imported() -> None:
         assert str(files[f"referee.engine.{name}"]).endswith(SUFFIXES), files
 
 
+@pytest.mark.slow
 def test_both_builds_play_the_same_matches() -> None:
     """Random matches of every preset, event by event: the compiled engine (if built) equals the pure one."""
     assert run_python(DIGEST, pure=False) == run_python(DIGEST, pure=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pure", [False, True])
 def test_version_says_which_engine_runs(pure: bool) -> None:
     exe = Path(sys.executable).with_name("koikoi-referee")
@@ -156,6 +158,7 @@ def test_the_build_sees_a_working_compiler(monkeypatch: pytest.MonkeyPatch) -> N
     assert _setup_module().compiler_works()
 
 
+@pytest.mark.slow
 def test_a_build_without_a_compiler_succeeds_pure(tmp_path: Path) -> None:
     """``setup.py build`` with a compiler that does not exist: exit 0, a note, the sources and no extension."""
     pytest.importorskip("setuptools")

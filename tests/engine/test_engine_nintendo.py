@@ -34,11 +34,11 @@ from referee.engine import (
 )
 from referee.engine.rules import LATER_FIELDS, SetGrowth
 from referee.engine.yaku import _BIT, evaluate
-from tests.helpers import KOIKOI_DEAL, MATCHING, ROOT, TESTS, TO_FIRST_YAKU, deal, only, play, start
+from tests.golden_play import golden_path, load
+from tests.helpers import KOIKOI_DEAL, MATCHING, ROOT, TO_FIRST_YAKU, deal, only, play, start
 
 N = "nintendo"
 EXAMPLES = ROOT / "examples" / "rules"
-GOLDEN = TESTS / "golden"
 POETRY = ["pine-ribbon", "plum-ribbon", "cherry-ribbon"]
 BLUE = ["peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"]
 RED = ["wisteria-ribbon", "iris-ribbon", "clover-ribbon", "willow-ribbon"]
@@ -87,8 +87,7 @@ def test_the_new_fields_are_on_the_wire_only_when_set() -> None:
         assert set(PRESETS[name].to_dict(complete=True)) >= LATER_FIELDS
     assert set(PRESETS[N].to_dict()) >= LATER_FIELDS
     for name in ("guide", "cardavia", "koikoi-japan"):  # the full rule sets in the hellos of older matches still load
-        golden = json.loads((GOLDEN / f"{name}-1.json").read_text(encoding="utf-8"))
-        hello = json.loads(golden["seat1"][0])
+        hello = json.loads(load(golden_path(name, 1))["seat1"][0])
         assert rules_from_dict(hello["rules"]) == PRESETS[name]
     assert rules_from_dict(PRESETS[N].to_dict()) == PRESETS[N]
 

@@ -85,6 +85,7 @@ def snapshot(state: State) -> dict[str, Any]:
     return {name: getattr(state, name) for name in names}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PRESET_NAMES)
 @FEW
 @given(seed=SEEDS, chooser=SEEDS)
@@ -251,6 +252,7 @@ def _illegal_candidates(state: State, rng: random.Random) -> list[Action]:
     return [a for a in out if a not in legal]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PRESET_NAMES)
 @FEW
 @given(seed=SEEDS, chooser=SEEDS)

@@ -148,6 +148,7 @@ COMMANDS: dict[str, Callable[..., list[str]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_bot_plays_two_matches_on_one_process_then_leaves_on_bye(
     name: str, tmp_path: Path, cache_env: dict[str, str]
@@ -176,6 +177,7 @@ def test_bot_exits_on_eof_and_logs_errors_to_stderr(
     assert "a test message" in bot.stderr()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["random.py", "random.js", "random_c"])
 def test_random_bots_repeat_with_a_seed(name: str, tmp_path: Path, cache_env: dict[str, str]) -> None:
     runs = []
@@ -212,6 +214,7 @@ def load_greedy() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_greedy_policy_beats_random(preset: Rules) -> None:
     """Seeded and in process: the heuristic wins most of 60 matches against uniform random play."""
     choose = load_greedy().choose

@@ -44,6 +44,7 @@ def play(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120, env={**os.environ, "TMPDIR": str(cwd)})  # fmt: skip
 
 
+@pytest.mark.slow
 def test_debug_output_on_stdout_is_quoted_in_the_console_the_json_and_the_replay(tmp_path: Path) -> None:
     (tmp_path / "chatty.py").write_text(CHATTY)
     out = play("chatty.py", GREEDY, "--seed", "5", cwd=tmp_path)
@@ -67,6 +68,7 @@ def test_debug_output_on_stdout_is_quoted_in_the_console_the_json_and_the_replay
     assert last["type"] == "result" and last["forfeit"]["detail"] == detail
 
 
+@pytest.mark.slow
 def test_a_start_up_error_on_stdout_reads_as_what_the_program_said(tmp_path: Path) -> None:
     (tmp_path / "jvm.py").write_text(JVM)
     out = play("jvm.py", GREEDY, "--seed", "1", cwd=tmp_path)
@@ -77,6 +79,7 @@ def test_a_start_up_error_on_stdout_reads_as_what_the_program_said(tmp_path: Pat
     assert "Could not reserve enough space" in log.read_text()
 
 
+@pytest.mark.slow
 def test_a_series_counts_forfeits(tmp_path: Path) -> None:
     (tmp_path / "chatty.py").write_text(CHATTY)
     out = play("chatty.py", GREEDY, "--seed", "5", "--games", "2", cwd=tmp_path)

@@ -48,6 +48,7 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", [(PY, JS), (C, GREEDY), (JS, C)], ids=["py-js", "c-greedy", "js-c"])
 def test_every_preset_plays_to_the_end_and_the_replay_verifies(
     preset_name: str, pair: tuple[str, str], tmp_path: Path
@@ -82,6 +83,7 @@ def _strip(path: Path) -> list[dict[str, object]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_seed_reproduces_a_match(tmp_path: Path) -> None:
     a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
     rules = PRESETS["koikoi-japan"]
@@ -142,6 +144,7 @@ def _play_broken(
     return result, pgid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "reason", "detail"),
     [
@@ -439,6 +442,7 @@ def test_every_message_a_seat_gets_is_a_valid_protocol_message(preset: str, seed
             assert line == encode(msg)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_earlier_decision_is_in_the_replay_file_when_a_seat_is_asked(tmp_path: Path, preset: str) -> None:
     path = tmp_path / "m.jsonl"

@@ -66,6 +66,7 @@ def _ids(cards: tuple[int, ...]) -> list[str]:
     return [CARD_IDS[c] for c in cards]
 
 
+@pytest.mark.slow
 # Seeds of 13 digits, so that finding the seed's digits in the bytes would mean it was sent (a small seed also
 # spells a count or a time). The first gives a misdeal and a drawn-card choice, the second an exhausted round,
 # the third a hand yaku before any request, the fourth a plain round.

@@ -12,6 +12,8 @@ import pytest
 
 from tests.helpers import ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 BOT = ROOT / "bots" / "pool_bot.py"
 sys.path.insert(0, str(ROOT / "bots"))
 sys.path.insert(0, str(ROOT / "benchmarks"))

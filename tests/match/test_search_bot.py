@@ -19,6 +19,8 @@ from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
 from tests.helpers import ROOT, seat_event
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 BOT = ROOT / "bots" / "search_bot.py"
 sys.path.insert(0, str(ROOT / "bots"))
 import greedy_bot  # noqa: E402

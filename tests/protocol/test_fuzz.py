@@ -82,12 +82,14 @@ def parse_ok(line: bytes) -> None:
     assert isinstance(msg, BotHello | BotAction)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=200) | mutated(VALID_LINES))
 def test_the_protocol_parser_raises_only_protocol_errors(line: bytes) -> None:
     parse_ok(line)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(VALID_LINES),
@@ -115,6 +117,7 @@ def test_pathological_lines_are_protocol_errors(line: bytes) -> None:
 RULE_KEYS = [*sorted(PRESETS["guide"].to_dict()), "base", "nonsense"]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(sorted(PRESETS)), st.dictionaries(st.sampled_from(RULE_KEYS), json_values, max_size=3))
 def test_rules_from_any_mapping_raise_only_rules_errors(preset: str, changes: dict[str, Any]) -> None:
@@ -127,6 +130,7 @@ def test_rules_from_any_mapping_raise_only_rules_errors(preset: str, changes: di
         assert rules_from_dict(rules.to_dict()) == rules  # what loads is a consistent set of rules
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     suffix=st.sampled_from([".toml", ".json", ".txt"]),
@@ -161,6 +165,7 @@ odd_fields = (
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     st.sampled_from(sorted(PRESETS)), st.integers(0, 2**32), st.integers(0, 120),
@@ -230,6 +235,7 @@ def replay_edit(draw: st.DrawFn, text: bytes) -> bytes:
     return b"".join(lines)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_replay_verify_reports_any_mutated_file_and_never_raises(
@@ -260,6 +266,7 @@ def signed_replay(replay: bytes, tmp_path_factory: pytest.TempPathFactory) -> by
     return path.read_bytes()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_change_to_a_signed_replay_is_rejected_with_the_key(

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,7 @@ def answers(draw: st.DrawFn) -> tuple[bytes, int, list[dict[str, Any]]]:
     return line, req["id"], legal
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=answers())
 def test_the_fast_answer_check_accepts_exactly_what_the_models_accept(
@@ -132,6 +134,7 @@ def test_cached_texts_are_what_encode_writes() -> None:
             state = apply(state, legal[-1])
 
 
+@pytest.mark.slow
 def test_a_request_written_from_cached_texts_is_the_json_of_its_dict() -> None:
     for preset in PRESETS:
         for seed in range(6):

@@ -47,6 +47,7 @@ def play_out(rules: Rules, seed: int) -> list[tuple[State, State]]:
 # ------------------------------------------------------------------------------------ referee → bot
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(12))
 def test_every_built_message_of_a_match_fits_its_model(preset: Rules, seed: int) -> None:
     request_id = 0
@@ -274,6 +275,7 @@ json_values = st.recursive(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_any_json_value_parses_or_fails_with_a_protocol_error(value: Any) -> None:

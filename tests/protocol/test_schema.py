@@ -38,6 +38,7 @@ def test_golden_schema_ships_as_package_data() -> None:
     assert json.loads(shipped.read_text(encoding="utf-8")) == json_schema()
 
 
+@pytest.mark.slow
 def test_schema_command_prints_the_golden_copy() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "from referee.cli import main; main()", "schema"],
@@ -140,6 +141,7 @@ def _referee_to_bot_validator() -> Any:
     return validator
 
 
+@pytest.mark.slow
 def test_every_byte_written_to_a_bot_in_real_matches_fits_the_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -177,6 +177,7 @@ def _edit_check(replay: Path, tmp_path: Path, i: int, key: str, value: object) -
         assert report.ok, line
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_edit_of_a_line_fails_cleanly(replay: Path, tmp_path: Path, data: st.DataObject) -> None:
@@ -273,6 +274,7 @@ EVIL = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202egnp.exe\u2066\x00\r"
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
 
 
+@pytest.mark.slow
 def test_show_and_verify_print_no_escape_sequence_from_a_crafted_replay(tmp_path: Path, referee_exe: Path) -> None:
     lines = replay_lines(names=(EVIL, "b" + EVIL), match_id=EVIL, max_decisions=5)
     lines[0]["rules"]["name"] = EVIL
@@ -335,6 +337,7 @@ def _kinds(lines: list[str]) -> list[str]:
     return [json.loads(x)["type"] for x in lines]
 
 
+@pytest.mark.slow
 def test_a_signed_replay_edited_anywhere_is_rejected_at_that_line(replay: Path, tmp_path: Path) -> None:
     signed = tmp_path / "s.jsonl"
     lines = _signed_copy(replay, signed)
@@ -456,6 +459,7 @@ def _cli(*args: str, home: Path, exe: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(exe), "replay", *args], capture_output=True, text=True, timeout=60, env=env)
 
 
+@pytest.mark.slow
 def test_replay_verify_uses_the_key_file_or_the_default_key(replay: Path, tmp_path: Path, referee_exe: Path) -> None:
     signed = tmp_path / "s.jsonl"
     _signed_copy(replay, signed)

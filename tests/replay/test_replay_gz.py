@@ -75,6 +75,7 @@ def test_a_compressed_replay_is_gzip_of_the_same_lines_and_verifies(pair: tuple[
     assert len(packed.read_bytes()) * 2 < len(plain.read_bytes())
 
 
+@pytest.mark.slow
 def test_every_cut_of_a_compressed_replay_is_a_valid_prefix(pair: tuple[Path, Path], tmp_path: Path) -> None:
     """Cut anywhere (a killed referee, a partial copy): the lines before the cut verify, as a truncated file."""
     _, packed = pair
@@ -110,6 +111,7 @@ def test_a_flushed_writer_leaves_a_readable_compressed_prefix(pair: tuple[Path, 
     writer.close()
 
 
+@pytest.mark.slow
 def test_a_referee_killed_mid_match_leaves_a_verifiable_compressed_prefix(referee_exe: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl.gz"
     referee = slow_match(referee_exe, replay, tmp_path / "pids")

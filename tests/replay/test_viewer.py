@@ -278,6 +278,7 @@ def test_index_links_every_match(tmp_path: Path) -> None:
     assert "standings" not in text
 
 
+@pytest.mark.slow
 def test_a_replay_from_the_match_runner(tmp_path: Path, referee_exe: Path) -> None:
     replay = tmp_path / "real.jsonl"
     bot = str(ROOT / "bots" / "random_bot.py")

@@ -12,9 +12,12 @@ from referee.replay.html import write_html
 from tests.replay_factory import engine_states, expected_view, write_replay
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium (apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium (apt-get install chromium)"
+    ),
+]
 
 if CHROMIUM.exists():
     from playwright.sync_api import Browser, Dialog, Page, sync_playwright

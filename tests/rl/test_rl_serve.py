@@ -60,6 +60,7 @@ def _serve(tmp_path: Path, name: str) -> str:
     return f"{sys.executable} -m referee.rl.serve {tmp_path / 'policy.py'}:{name}"
 
 
+@pytest.mark.slow
 def test_a_served_policy_plays_a_match_through_the_referee(tmp_path: Path) -> None:
     replay = tmp_path / "served.jsonl"
     config = MatchConfig(PRESETS["koikoi-japan"], seed=5, time=GENEROUS, replay_path=replay)
@@ -86,6 +87,7 @@ def test_a_policy_that_raises_still_keeps_its_seat(tmp_path: Path) -> None:
     assert "choose raised RuntimeError" in (tmp_path / "m-0001-seat1.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "message"),
     [("nocolon", "expected MODULE:NAME"), ("/nowhere/p.py:act", "no such file"), ("json:nothing", "no callable")],

@@ -30,6 +30,8 @@ THINKER = f"{HOSTILE / 'hostile_bot.py'} sleepy /dev/null 200"  # 200 ms per ans
 LIMIT_MB = 256
 TMP_CAP = (256 + 8) << 20  # the default size of a sandboxed bot's /tmp, and a write or two beyond
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 PROBLEM = sandbox_problem()
 needs_bwrap = pytest.mark.skipif(PROBLEM is not None, reason=f"bwrap cannot run here: {PROBLEM}")
 

@@ -36,6 +36,8 @@ from referee.seats.sandbox import SandboxError, choose
 from tests import helpers
 from tests.helpers import FIRST, BatteryTally
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 HOSTILE = helpers.HOSTILE / "hostile_bot.py"
 STD = TimeControl(startup_ms=5000, move_ms=300, bank_ms=1500)
 SPY_MATCHES = 40

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from referee.bot import answer, run
 from tests.helpers import ROOT
 
@@ -32,6 +34,7 @@ print(f"matches={seen['matches']} events={seen['events']}", file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 def test_a_helper_bot_plays_whole_matches_through_the_referee(tmp_path: Path, referee_exe: Path) -> None:
     bot = tmp_path / "last_bot.py"
     bot.write_text(BOT)

@@ -26,6 +26,8 @@ import pytest
 
 from tests.helpers import EXE, FIRST, HOSTILE, BatteryTally, Run, run_tagged, sandbox_problem, verdicts_in
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 CHANNEL = HOSTILE / "channel_bot.py"
 SHARE = HOSTILE / "share_bot.py"
 LIMIT_MB = 256

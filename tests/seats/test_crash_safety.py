@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from referee.replay import verify
 from tests import helpers
 from tests.helpers import BOTS, slow_match
@@ -54,6 +56,7 @@ def start_of(pid: int) -> int:
     return int(raw[raw.rindex(b")") + 2 :].split()[19])
 
 
+@pytest.mark.slow
 def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(referee_exe: Path, tmp_path: Path) -> None:
     replay = tmp_path / "r.jsonl"
     pids = tmp_path / "pids"
@@ -92,6 +95,7 @@ def test_a_referee_killed_mid_match_leaves_a_verifiable_prefix_and_no_bot(refere
     assert not any(alive(p, s) for p, s in recorded)
 
 
+@pytest.mark.slow
 def test_replay_verify_of_a_cut_file_at_every_byte_never_shows_a_stack_trace(referee_exe: Path, tmp_path: Path) -> None:
     """A finished replay cut at many points: the library reports truncated or a bad line; the CLI exits 1."""
     replay = tmp_path / "full.jsonl"

@@ -27,6 +27,8 @@ from referee.seats.process import BotClosedError, BotProcess, Limits, cgroups, s
 from referee.seats.sandbox import LAUNCHER, bot_uid, bwrap_path
 from tests.helpers import FIRST, ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 REFEREE = str(Path(sys.executable).parent / "koikoi-referee")
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bwrap is not installed (apt-get install bubblewrap)")
 needs_cgroups = pytest.mark.skipif(cgroups.reason() is not None, reason=f"no usable cgroups: {cgroups.reason()}")

@@ -11,12 +11,15 @@ import uuid
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from referee.engine import CARD_IDS, Deal, State, apply, legal_actions, load_rules, new_match
 from referee.engine.views import DECISIONS
 from referee.protocol import action_json
 from referee.seats.render import card_name
 from tests.helpers import BROKEN, ROOT
+
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
 A = r"(?:\x1b\[[\d;]*m)*"  # any colour escapes
 PLAY = r"Your move: card number or id \(\? for help\) > "

@@ -92,6 +92,7 @@ def run_play(referee_exe: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(referee_exe), "play", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_play_options_for_bot_limits(referee_exe: Path, tmp_path: Path) -> None:
     probe = tmp_path / "probe.json"
     out = run_play(referee_exe, FIRST, f"{HOSTILE} probe {tmp_path / 'pids'} {probe}", "--bot-cwd", str(tmp_path),
@@ -104,6 +105,7 @@ def test_play_options_for_bot_limits(referee_exe: Path, tmp_path: Path) -> None:
     assert "--bot-memory-mb" in helptext and "--bot-cpu-s" in helptext and "--bot-cwd" in helptext
 
 
+@pytest.mark.slow
 def test_play_bounds_limits_and_games_instead_of_failing_in_the_child(referee_exe: Path) -> None:
     top = run_play(referee_exe, FIRST, FIRST, "--rounds", "1", "--json",
                    "--bot-memory-mb", str(10**9), "--bot-cpu-s", str(10**9))  # fmt: skip
@@ -113,6 +115,7 @@ def test_play_bounds_limits_and_games_instead_of_failing_in_the_child(referee_ex
         assert out.returncode == 2 and option in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> None:
     seeds = [json.loads(run_play(referee_exe, FIRST, FIRST, "--json", "--rounds", "1").stdout)["seed"]
              for _ in range(2)]  # fmt: skip
@@ -120,6 +123,7 @@ def test_random_seeds_differ_and_use_more_than_32_bits(referee_exe: Path) -> Non
     assert all(isinstance(s, str) and 0 <= int(s) < 2**52 for s in seeds)
 
 
+@pytest.mark.slow
 def test_an_opt_value_file_is_found_from_the_bots_own_folder(referee_exe: Path, tmp_path: Path) -> None:
     """``bot.py --weights=data/w.txt`` works like ``bot.py data/w.txt``: the path is made absolute (and, in
     the sandbox, bound read-only), although the bot runs in a working directory of its own."""
@@ -157,6 +161,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["none", "auto"])
 def test_memory_is_limited_for_the_bot_as_a_whole(mode: str) -> None:
     async def main() -> tuple[str, str | None]:

@@ -233,6 +233,7 @@ def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
     assert group_members(pgid) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signum: int, code: int) -> None:
     """A referee stopped mid-match (Ctrl-C or SIGTERM) kills its bots' process groups before it exits."""
@@ -307,6 +308,7 @@ def zombie_children(pid: int) -> int:
     return count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["none", "auto"])
 def test_orphans_of_a_bot_are_reaped_during_a_run(tmp_path: Path, mode: str) -> None:
     """A bot that leaves a detached helper at every request: the referee (a subreaper) reaps the orphans as

@@ -24,6 +24,8 @@ from referee.seats.sandbox import ENV_ALLOW, SandboxError, bwrap_path, choose, e
 from referee.tournament.config import TournamentError, config_from_dict
 from tests.helpers import FIRST, ROOT
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bwrap is not installed (apt-get install bubblewrap)")
 
 PROBE = """\

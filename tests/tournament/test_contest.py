@@ -23,7 +23,7 @@ from referee.tournament.session import open_twins, play
 from referee.tournament.standings import check_consistent, compute, sprt_stop_point
 from tests.helpers import FAST, referee
 
-pytestmark = pytest.mark.usefixtures("signing_key_home")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("signing_key_home")]
 
 GREEDY, RANDOM = "greedy=bots/greedy_bot.py", "random=bots/random_bot.py --seed 3"
 

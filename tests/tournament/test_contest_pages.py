@@ -20,7 +20,10 @@ import pytest
 from tests.helpers import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="no headless Chromium at /usr/bin/chromium"),
+]
 if CHROMIUM.exists():
     from playwright.sync_api import Browser, Page, sync_playwright
 

@@ -15,6 +15,8 @@ from referee.tournament.suite import SuiteError, generate, parse_suite, sequence
 from tests.helpers import CLOCK, GREEDY, RANDOM, cli, referee
 
 RANDOM_3 = RANDOM + " --seed 3"
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 TWO_ROUNDS = ("--rules", "guide", "--rounds", "2", *CLOCK, "--sandbox", "none", "--no-html")
 
 

@@ -26,7 +26,7 @@ import pytest
 
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.usefixtures("signing_key_home")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("signing_key_home")]
 
 CARRIER = ROOT / "tests" / "hostile" / "carrier_bot.py"
 PY = sys.executable

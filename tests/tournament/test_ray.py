@@ -32,6 +32,8 @@ from referee.tournament import ray_backend
 from referee.tournament.config import TournamentError
 from tests.helpers import ROOT, cli, referee, standings
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 BIN = Path(sys.executable).parent
 PORT = 6391
 

@@ -23,6 +23,8 @@ from referee.tournament.schedule import build_schedule
 from referee.tournament.standings import Tally, compute
 from tests.helpers import FAST, ROOT, referee
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 HELLO = "HelloGreedyX"  # the name both copies of greedy give in hello: never the name the tournament shows
 CHROMIUM = Path("/usr/bin/chromium")
 

@@ -10,7 +10,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import FAST, GREEDY, RANDOM, ROOT, cli, referee
+
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
 PLAIN = (*FAST, "--sandbox", "none", "--no-html")  # an unsandboxed run without pages
 

@@ -15,6 +15,8 @@ import pytest
 
 from tests.helpers import FAST, Output, cli, referee
 
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
 GREEDY = ["-b", "a=bots/greedy_bot.py", "-b", "b=bots/greedy_bot.py"]
 NO_HTML = (*FAST, "--no-html")
 

@@ -22,7 +22,8 @@ import pytest
 
 from tests.helpers import FAST, ROOT, cli, merge, referee, standings
 
-pytestmark = pytest.mark.usefixtures("signing_key_home")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("signing_key_home")]
+
 
 def result_lines(folder: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]

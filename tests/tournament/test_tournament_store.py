@@ -17,7 +17,8 @@ from referee.tournament import Record, RunOptions, Store
 from referee.tournament.folder import replay_file
 from tests.helpers import FAST, finished, make_config, merge, referee, standings
 
-pytestmark = pytest.mark.usefixtures("signing_key_home")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("signing_key_home")]
+
 
 def _big(rec: Record) -> Record:
     """``rec`` with the per-round data of a long match (what made a kept record weigh kilobytes)."""
