@@ -5,9 +5,10 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
 # The engine tests, run a second time against the pure-Python engine (the first run uses the compiled one if built).
-ENGINE_TESTS := $(wildcard tests/test_engine_*.py tests/test_yaku_presets.py tests/test_rules_files.py tests/test_golden.py)
+ENGINE_TESTS := $(wildcard tests/engine/test_engine_*.py tests/engine/test_yaku_presets.py tests/engine/test_rules_files.py \
+  tests/match/test_golden.py)
 
-.PHONY: play test lint typecheck bench clean bwrap
+.PHONY: play test test-fast lint typecheck bench clean bwrap
 
 # `make play` needs the core only, with the pure-Python engine (no compiler run, no build environment: seconds).
 # `make test` adds the test, RL and Ray extras, and compiles the engine with mypyc when a C compiler works
@@ -47,6 +48,11 @@ test: $(STAMP)
 	$(BIN)/koikoi-referee --version
 	$(BIN)/python -m pytest -q
 	KOIKOI_PURE_ENGINE=1 $(BIN)/python -m pytest -q $(ENGINE_TESTS)
+
+## test-fast: the tests without the slow ones (real tournaments, sandbox batteries, Ray, browser, kits and
+## packages), for the edit-test loop; `make test` runs everything
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for the tests package
 
-from golden_play import GOLDEN_DIR, MATCHES, dump, golden_path, play_golden
+from tests.golden_play import GOLDEN_DIR, MATCHES, dump, golden_path, play_golden
 
 
 def main() -> None:

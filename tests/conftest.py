@@ -7,13 +7,13 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from referee.engine import PRESETS, Rules
+from tests.helpers import BATTERY, KIT_TIMES, BatteryTally
 
 # In CI the property tests replay a fixed set of examples, so a run can only fail on a change to the code; on a
 # developer's machine they explore new examples every run.
@@ -44,23 +44,6 @@ def referee_exe() -> Path:
     return exe
 
 
-@dataclass
-class BatteryTally:
-    """What the hostile-bot battery saw, summed over the run (printed by :func:`pytest_terminal_summary`)."""
-
-    cases: int = 0
-    expected: int = 0
-    orphans: int = 0
-    leaked_bytes: int = 0
-    ways_out: int = 0  # attacks of the cheating battery that got through the sandbox
-    open_channels: int = 0  # attacks on fairness that get through because their defence is not in the tree yet
-
-
-BATTERY = pytest.StashKey[BatteryTally]()
-KIT_TIMES = pytest.StashKey[dict[str, float]]()
-"""Seconds from ``new-bot`` to a verified match, per starter kit (tests/test_kits.py), for the summary."""
-
-
 @pytest.fixture
 def battery(request: pytest.FixtureRequest) -> BatteryTally:
     """The run's battery tally: hostile-bot cases and hidden-information checks add to it."""
@@ -80,24 +63,3 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
             f"{t.leaked_bytes} hidden-card bytes leaked, ways out found: {t.ways_out}"
             + (f" ({t.open_channels} known open, their defence not in this tree)" if t.open_channels else "")
         )
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of the process group ``pgid`` (read from ``/proc``, not from the referee)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry))
-    return out
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """The ``slow`` marker: battery cases that take tens of seconds (``-m "not slow"`` leaves them out)."""
-    config.addinivalue_line("markers", "slow: a case that takes tens of seconds (deselect with -m 'not slow')")

@@ -3,9 +3,11 @@
 For each preset a few seeded matches are played between two in-process seats that answer every request with a
 seeded choice among the legal actions. What is pinned: every line the referee writes to each seat (``hello``,
 events, requests, ``bye``), and every line of the replay apart from the ones that vary from run to run (the
-header's creation time and program version, decision times, signatures). A change of the shuffle, of a rule or of
-the wire format changes these files: ``tests/test_golden.py`` diffs them and ``scripts/regen_golden.py`` writes
-them again after a deliberate change.
+header's creation time and program version, decision times, signatures). Every line is stored as a JSON object,
+one to a line of the file; a seat line's bytes are its object written compactly in key order (:func:`wire`),
+which :func:`dump` checks. A change of the shuffle, of a rule or of the wire format changes these files:
+``tests/match/test_golden.py`` diffs them and ``scripts/regen_golden.py`` writes them again after a deliberate
+change.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, play_match
 from referee.protocol import hello_answer
 from referee.seats.scripted import Answer, Policy, ScriptedSeat
+from tests.helpers import TESTS
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
+GOLDEN_DIR = TESTS / "golden"
 MATCHES = [(preset, seed) for preset in ("guide", "cardavia", "koikoi-japan", "nintendo") for seed in (1, 2, 3)]
 """(preset, seed) of every golden match; the seats' choices are seeded from the match seed."""
 
@@ -79,10 +82,32 @@ def golden_path(preset: str, seed: int) -> Path:
     return GOLDEN_DIR / f"{preset}-{seed}.json"
 
 
+def wire(message: Any) -> str:
+    """A message as the referee writes it on a pipe: compact JSON, keys in their order, UTF-8 as is."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
 def dump(record: dict[str, Any]) -> str:
-    """The file text of a golden record: one JSON value per line of each list, so a diff names the line."""
+    """The file text of a golden record: one JSON object per line of each list, so a diff names the line. A seat
+    line is stored as the object it spells (its keys in wire order), which :func:`load` turns back into the very
+    same bytes; a line that cannot make that round trip is refused."""
     parts = [f'{{"preset": {json.dumps(record["preset"])}, "seed": {record["seed"]},']
     for key in ("seat1", "seat2", "replay"):
-        items = [json.dumps(x, ensure_ascii=False, sort_keys=key == "replay") for x in record[key]]
+        if key == "replay":
+            items = [json.dumps(x, ensure_ascii=False, sort_keys=True) for x in record[key]]
+        else:
+            messages = [json.loads(line) for line in record[key]]
+            for line, message in zip(record[key], messages, strict=True):
+                if wire(message) != line:
+                    raise ValueError(f"{key}: a line that is not compact JSON in key order: {line[:80]}")
+            items = [json.dumps(m, ensure_ascii=False) for m in messages]
         parts.append(f' "{key}": [\n  ' + ",\n  ".join(items) + "\n ]" + ("," if key != "replay" else ""))
     return "\n".join(parts) + "}\n"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A golden record as :func:`play_golden` returns it: each seat line the exact text the referee wrote."""
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("seat1", "seat2"):
+        record[key] = [wire(message) for message in record[key]]
+    return record

@@ -3,7 +3,7 @@
 What a line holds is decided by :mod:`referee.protocol.messages` (plain dicts); this module writes the same
 bytes faster: card lists, actions, scores and the turn's public events are turned into JSON text once and kept,
 and a request is written from its parts (:func:`encode` of a :class:`~referee.protocol.messages.Request`).
-:func:`encode_events` encodes a step's events once for both seats and the replay. ``tests/test_hot_path.py``
+:func:`encode_events` encodes a step's events once for both seats and the replay. ``tests/protocol/test_hot_path.py``
 checks every text here against the generic encoder's.
 """
 

@@ -1,0 +1,3 @@
+"""The command line (referee.cli and its commands): play, settings, check, help, starter kits, packages, the CI
+template, the API docs.
+"""

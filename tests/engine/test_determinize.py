@@ -1,0 +1,209 @@
+"""Determinization: the state rebuilt from what one seat saw agrees with that seat's real view, for every preset.
+
+Random legal matches (seeded) are played on the engine; at every decision point, for each seat, the seat's events
+(as :func:`visible_event` gives them) go into a :class:`Record`, and :func:`determinize` must return a state whose
+view for that seat is the real view, and whose hidden cards are a consistent completion (every card once).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.engine import (
+    PRESETS,
+    Action,
+    Deal,
+    HandYakuMade,
+    Phase,
+    Rules,
+    State,
+    apply,
+    legal_actions,
+    new_match,
+    observe,
+    rules_from_dict,
+    visible_event,
+)
+from referee.engine.determinize import DeterminizeError, Record, determinize
+from referee.engine.state import redeal, shuffled_deal
+
+PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+FIXED = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_match(rules: Rules, seed: int, chooser: int, samples: int = 2, deals: tuple[Deal, ...] = ()) -> int:
+    """Play a random match; at every decision check the rebuilt state of both seats. Returns the checks made."""
+    rng = random.Random(chooser)
+    state = new_match(rules, seed, deals)
+    records = (Record(rules, 0), Record(rules, 1))
+    checks = 0
+
+    def feed(s: State) -> None:
+        for event in s.events:
+            for seat in (0, 1):
+                records[seat].add(visible_event(event, seat))
+
+    feed(state)
+    while not state.is_over:
+        for seat in (0, 1):
+            for k in range(samples):
+                rng = random.Random(f"{chooser}/{checks}/{k}")
+                rebuilt = determinize(records[seat], rng, captures=bool((checks + k) % 2))
+                assert observe(rebuilt, seat) == observe(state, seat)
+                assert rebuilt.phase is state.phase and rebuilt.to_move == state.to_move
+                assert rebuilt.pending == state.pending and rebuilt.stock_left == state.stock_left
+                assert rebuilt.history == state.history
+                every = rebuilt.hands[0] | rebuilt.hands[1] | rebuilt.field | rebuilt.captured[0]
+                every |= rebuilt.captured[1] | sum(1 << c for c in rebuilt.stock[rebuilt.stock_pos :])
+                if rebuilt.phase is Phase.DRAW_CHOICE:
+                    every |= 1 << rebuilt.pending
+                assert every == (1 << 48) - 1
+                checks += 1
+        state = apply(state, rng.choice(legal_actions(state)))
+        feed(state)
+    return checks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PRESET_NAMES)
+@FIXED
+@given(seed=SEEDS, chooser=SEEDS)
+def test_the_rebuilt_state_agrees_with_the_seat_view(name: str, seed: int, chooser: int) -> None:
+    assert check_match(PRESETS[name], seed, chooser, samples=1) > 0
+
+
+@pytest.mark.slow
+def test_hand_yaku_and_discard_constraints_are_kept() -> None:
+    # cardavia scores teshi and kuttsuki at the deal; guide forbids discarding while a hand card matches the field.
+    for name in ("cardavia", "guide"):
+        for seed in range(25):
+            check_match(PRESETS[name], seed, seed + 1000, samples=2)
+
+
+def test_rounds_won_by_a_hand_yaku_of_either_seat_are_rebuilt() -> None:
+    rules = rules_from_dict({"base": "cardavia", "rounds": 3})
+    order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
+    deck = order + [c for c in range(48) if c not in order]  # seat 1 holds the four pines: teshi
+    teshi = Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
+                 tuple(deck[24:]))  # fmt: skip
+    pairs = [0, 1, 4, 5, 8, 9, 12, 13]  # four months, two cards each: kuttsuki
+    rest = [c for c in range(48) if c not in pairs]
+    kuttsuki = Deal((sum(1 << c for c in rest[1:17:2]), sum(1 << c for c in pairs)),
+                    sum(1 << c for c in rest[0:16:2]), tuple(rest[16:]))  # fmt: skip
+    state = new_match(rules, 5, (teshi, kuttsuki))
+    made = [e for e in state.events if isinstance(e, HandYakuMade)]
+    assert [(e.seat, e.name) for e in made] == [(0, "teshi"), (1, "kuttsuki")]
+    assert check_match(rules, 5, 6, samples=3, deals=(teshi, kuttsuki)) > 0
+
+
+def test_the_samples_vary_the_hidden_cards_only() -> None:
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 3)
+    record = Record(rules, state.to_move)
+    for event in state.events:
+        record.add(visible_event(event, state.to_move))
+    opponents = {determinize(record, random.Random(k)).hands[1 - state.to_move] for k in range(20)}
+    assert len(opponents) > 10  # the opponent's hand is really sampled
+    assert state.hands[1 - state.to_move] not in opponents or len(opponents) > 1
+
+
+def test_the_capture_model_keeps_the_opponent_from_cards_it_could_have_captured_with() -> None:
+    rules = PRESETS["koikoi-japan"]
+    found = 0
+    for seed in range(40):
+        state = new_match(rules, seed, first_dealer=0)
+        record = Record(rules, 1)
+        for event in state.events:
+            record.add(visible_event(event, 1))
+        field = state.field
+        state = apply(state, legal_actions(state)[0])  # seat 1 plays, then seat 2 (the recorder) must answer
+        for event in state.events:
+            record.add(visible_event(event, 1))
+        if state.events[0].captured or state.to_move != 1:  # type: ignore[union-attr]
+            continue
+        months = sum(15 << (4 * m) for m in {c // 4 for c in range(48) if field >> c & 1})
+        seen = state.hands[1] | field | state.captured[0] | state.field
+        keen = [c for c in range(48) if not (months | seen) >> c & 1]
+        for k in range(5):
+            rebuilt = determinize(record, random.Random(k), captures=True)
+            assert observe(rebuilt, 1) == observe(state, 1)
+            if len(keen) >= 12:  # room enough that the model's hand is found (no misdeal forces the fallback)
+                assert rebuilt.hands[0] & months == 0
+                found += 1
+    assert found > 0
+
+
+def test_nothing_to_rebuild_before_a_deal() -> None:
+    with pytest.raises(DeterminizeError):
+        determinize(Record(PRESETS["guide"], 0), random.Random(0))
+    with pytest.raises(ValueError):
+        Record(PRESETS["guide"], 2)
+
+
+def test_a_model_of_the_opponent_keeps_the_hands_where_it_would_have_played_as_seen() -> None:
+    # The opponent always plays its lowest card (legal[0]); with that model, every sample that agrees holds only
+    # cards above each card the opponent played this round.
+    def lowest(state: State) -> Action:
+        return legal_actions(state)[0]
+
+    rules = PRESETS["koikoi-japan"]
+    checked = 0
+    for seed in range(30):
+        state = new_match(rules, seed, first_dealer=0)
+        record = Record(rules, 1)
+        rng = random.Random(seed)
+
+        def feed(s: State, record: Record = record) -> None:
+            for event in s.events:
+                record.add(visible_event(event, 1))
+
+        feed(state)
+        played: list[int] = []
+        while state.round == 1 and not state.is_over:
+            if state.to_move == 1 and state.phase is Phase.PLAY and len(played) >= 2:
+                break
+            legal = legal_actions(state)
+            action = legal[0] if state.to_move == 0 else rng.choice(legal)
+            if state.to_move == 0 and state.phase is Phase.PLAY:
+                played.append(action.card)
+            state = apply(state, action)
+            feed(state)
+        if state.round != 1 or state.is_over:
+            continue
+        rebuilt = determinize(record, random.Random(seed), model=lowest, tries=100_000)
+        assert observe(rebuilt, 1) == observe(state, 1)
+        held = rebuilt.hands[0]
+        assert all(c > max(played) for c in range(48) if held >> c & 1)
+        checked += 1
+    assert checked > 10
+
+
+def test_a_redealt_round_start_is_the_replay_with_that_deal() -> None:
+    # determinize replays the earlier rounds once and redeals the current one for each try: the same state as a
+    # replay of the whole match with the new deal.
+    rules = PRESETS["koikoi-japan"]
+    deals = [shuffled_deal(3, i) for i in range(3)]
+    other = shuffled_deal(40, 0)
+    rng = random.Random(5)
+    state, actions = new_match(rules, 1, deals, first_dealer=0), []
+    while state.round < 3 and not state.is_over:
+        action = rng.choice(legal_actions(state))
+        actions.append(action)
+        state = apply(state, action)
+    assert state.round == 3
+    again = new_match(rules, 1, [*deals[:2], other], first_dealer=0)
+    for action in actions:
+        again = apply(again, action)
+    redealt = redeal(state, other)
+    for name in ("hands", "field", "stock", "scores", "dealer", "leader", "to_move", "round", "history", "deal_index"):
+        assert getattr(redealt, name) == getattr(again, name), name
+    assert redealt.hands != state.hands
+    with pytest.raises(ValueError):
+        redeal(apply(state, legal_actions(state)[0]), other)  # not a round's first decision any more

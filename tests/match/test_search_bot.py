@@ -1,0 +1,261 @@
+"""The search bot: it plays whole matches through the referee, keeps to its time, and decides only on what its seat
+saw (a spy on its input: two deals that differ in hidden cards give it the same lines, and it answers the same)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine.opponents import FLOOR
+from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
+from referee.engine.rules import rules_from_dict
+from referee.engine.simulate import MatchOdds
+from tests.helpers import ROOT, seat_event
+
+pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
+
+BOT = ROOT / "bots" / "search_bot.py"
+sys.path.insert(0, str(ROOT / "bots"))
+import greedy_bot  # noqa: E402
+import search_bot  # noqa: E402
+
+SPY = """
+import subprocess, sys, threading
+inp, out = open(sys.argv[1], "wb"), open(sys.argv[2], "wb")
+bot = subprocess.Popen(sys.argv[3:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def pump():
+    for line in bot.stdout:
+        out.write(line); out.flush()
+        sys.stdout.buffer.write(line); sys.stdout.buffer.flush()
+threading.Thread(target=pump, daemon=True).start()
+for line in sys.stdin.buffer:
+    inp.write(line); inp.flush()
+    bot.stdin.write(line); bot.stdin.flush()
+bot.stdin.close(); bot.wait()
+"""
+
+
+def play(referee: Path, bots: list[str], *args: str) -> list[dict[str, Any]]:
+    """Run ``koikoi-referee play`` and return its JSON results."""
+    out = subprocess.run([str(referee), "play", *bots, "--json", *args], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan", "nintendo"])
+def test_it_plays_whole_matches_in_both_seats(referee_exe: Path, rules: str) -> None:
+    search = f"{sys.executable} {BOT} --ms 20 --seed 1"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    results = play(referee_exe, [search, greedy], "--rules", rules, "--rounds", "2", "--seed", "5")
+    results += play(referee_exe, [greedy, search], "--rules", rules, "--rounds", "2", "--seed", "5")
+    for result in results:
+        assert result["forfeit"] is None
+        assert "search" in result["names"]
+
+
+def test_it_keeps_to_a_short_clock(referee_exe: Path) -> None:
+    # Thinking time is a share of move_ms plus a share of the bank: the bank never runs out.
+    search = f"{sys.executable} {BOT} --seed 2"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    results = play(referee_exe, [search, greedy], "--rules", "cardavia", "--seed", "9", "--move-ms", "200",
+                   "--bank-ms", "5000")  # fmt: skip
+    assert results[0]["forfeit"] is None
+
+
+def test_the_thinking_budget_follows_the_clock_and_the_cap() -> None:
+    request = {"time": {"move_ms": 1000, "bank_ms": 30000}}
+    assert search_bot.Searcher(None, None, 0).budget_s(request) == pytest.approx(
+        (search_bot.MOVE_SHARE * 1000 + search_bot.BANK_SHARE * 30000) / 1000
+    )
+    assert search_bot.Searcher(100, None, 0, wall=True).budget_s(request) == pytest.approx(0.1)
+    assert search_bot.Searcher(None, None, 0).budget_s({"time": {"move_ms": 0, "bank_ms": 0}}) > 0
+    # by default --ms counts CPU time, checked in the search loop; the wall budget is the clock's share alone
+    assert search_bot.Searcher(100, None, 0).budget_s(request) == pytest.approx(1.1)
+
+
+def test_a_cpu_capped_search_stops() -> None:
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 2, first_dealer=0)
+    searcher = search_bot.Searcher(30, None, 0)
+    searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+    for event in state.events:
+        searcher.observe({"type": "event", **seat_event(event, 0)})
+    legal = [search_bot.wire(a) for a in legal_actions(state)]
+    request = {"type": "request", "id": 1, "decision": "play", "view": {}, "legal": legal,
+               "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+    assert searcher.choose(request) in legal  # without the CPU cap it would think for 300 s
+
+
+def spied_run(referee: Path, tmp: Path, tag: str, deal: Deal) -> tuple[list[bytes], list[bytes]]:
+    """One match of the search bot (seat 2) against greedy on ``deal``; the bot's input and output lines."""
+    spy = tmp / "spy.py"
+    spy.write_text(SPY)
+    deals = tmp / f"{tag}.jsonl"
+    deals.write_text(json.dumps(deal.to_json()) + "\n")
+    inp, out = tmp / f"{tag}.in", tmp / f"{tag}.out"
+    bot = f"{sys.executable} {spy} {inp} {out} {sys.executable} {BOT} --playouts 6 --ms 600000 --seed 3"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    play(referee, [greedy, bot], "--rules", "koikoi-japan", "--rounds", "1", "--deals", str(deals),
+         "--first-dealer", "1", "--move-ms", "600000", "--bank-ms", "0",
+         "--sandbox", "none")  # fmt: skip  (the spy writes to host files)
+    return inp.read_bytes().splitlines(), out.read_bytes().splitlines()
+
+
+def test_the_same_view_gives_the_same_choices_whatever_the_hidden_cards(referee_exe: Path, tmp_path: Path) -> None:
+    base = shuffled_deal(21, 0)
+    stock = list(base.stock)
+    stock[22], stock[23] = stock[23], stock[22]  # the last two stock cards: hidden until the 15th turn
+    other = Deal(base.hands, base.field, tuple(stock))
+    in1, out1 = spied_run(referee_exe, tmp_path, "one", base)
+    in2, out2 = spied_run(referee_exe, tmp_path, "two", other)
+    common = 0
+    while common < min(len(in1), len(in2)) and in1[common] == in2[common]:
+        common += 1
+    asked = sum(1 for line in in1[:common] if json.loads(line)["type"] == "request")
+    assert asked >= 3  # several decisions were made on identical input
+    assert out1[: asked + 1] == out2[: asked + 1]  # hello, then the same answer to each of them
+    assert len(out1) > asked  # and the bot did answer them
+
+
+def test_its_search_sees_only_the_record_of_its_seat() -> None:
+    # In process: the same events from two deals that differ in hidden cards give the same decision.
+    rules = PRESETS["koikoi-japan"]
+    base = shuffled_deal(4, 0)
+    stock = list(base.stock)
+    rng = random.Random(1)
+    tail = stock[12:]
+    rng.shuffle(tail)
+    swapped = Deal(base.hands, base.field, tuple(stock[:12] + tail))
+    choices = []
+    for deal in (base, swapped):
+        state = new_match(rules, 0, [deal], first_dealer=0)
+        searcher = search_bot.Searcher(None, 12, 7)
+        searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+        for event in state.events:
+            searcher.observe({"type": "event", **seat_event(event, 0)})
+        while not (state.turn >= 5 and state.to_move == 0 and state.phase is Phase.PLAY):  # four turns: 4 draws
+            state = apply(state, search_bot.greedy_action(state, legal_actions(state)))
+            for event in state.events:
+                searcher.observe({"type": "event", **seat_event(event, 0)})
+        legal = [search_bot.wire(a) for a in legal_actions(state)]
+        assert state.to_move == 0 and len(legal) > 1
+        request = {"type": "request", "id": 9, "decision": "play", "view": {}, "legal": legal,
+                   "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+        choices.append(searcher.choose(request))
+    assert choices[0] == choices[1]
+
+
+def test_without_a_record_it_falls_back_to_the_heuristic_on_the_view() -> None:
+    searcher = search_bot.Searcher(None, 4, 0)  # no hello: nothing to search from
+    view = {"seat": 1, "hand": ["pine-crane", "plum-chaff-1"], "field": ["pine-chaff-1", "iris-bridge"],
+            "captured": [[], []]}  # fmt: skip
+    legal = [{"play": "pine-crane"}, {"play": "plum-chaff-1"}]
+    request = {"type": "request", "id": 1, "decision": "play", "view": view, "legal": legal}
+    assert searcher.choose(request) == {"play": "pine-crane"}  # the capture of a bright, not a discard
+    koikoi = {"type": "request", "id": 2, "decision": "koikoi", "view": view,
+              "legal": [{"koikoi": False}, {"koikoi": True}]}  # fmt: skip
+    assert searcher.choose(koikoi) == {"koikoi": False}
+
+
+def greedy_request(state: State) -> dict[str, Any]:
+    """The parts of a request that ``greedy_bot.choose`` reads, for the seat to move."""
+    p = state.to_move
+    totals = [score(state.captured[s], state.rules, state.koikoi[s]).total for s in (0, 1)]
+    view = {"seat": p + 1, "round": state.round, "rounds": state.rules.rounds, "hand": ids_of(state.hands[p]),
+            "field": ids_of(state.field), "captured": [ids_of(state.captured[0]), ids_of(state.captured[1])],
+            "scores": list(state.scores), "yaku": [{"total": t} for t in totals]}  # fmt: skip
+    decision = {Phase.PLAY: "play", Phase.DRAW_CHOICE: "capture", Phase.KOIKOI: "koikoi"}[state.phase]
+    return {"decision": decision, "view": view, "legal": [search_bot.wire(a) for a in legal_actions(state)]}
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_the_rollout_policy_is_the_greedy_bot(rules: str) -> None:
+    # The search's model of both seats is greedy_bot.py's policy, move for move.
+    checked = 0
+    for seed in range(6):
+        state = new_match(PRESETS[rules], seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            legal = legal_actions(state)
+            mine = search_bot.wire(search_bot.greedy_action(state, legal))
+            assert mine == greedy_bot.choose(greedy_request(state))
+            checked += 1
+            state = apply(state, rng.choice(legal))
+    assert checked > 50
+
+
+def test_the_match_odds_follow_from_the_rules_and_the_round_results() -> None:
+    # One kind of round: the dealer gains 1 point of lead and deals again. Over two rounds the dealer is sure to
+    # gain 2; the other player is then behind unless it led by more than 2.
+    rules = rules_from_dict({"base": "guide", "rounds": 2})
+    odds = MatchOdds(rules, {(1, True): 5}, tie=0.5)
+    assert odds.value(0, 0, True) == 0.5 and odds.value(1, 0, False) == 1.0 and odds.value(-1, 0, True) == 0.0
+    assert odds.value(-2, 2, True) == 0.5  # a tie at the end
+    assert odds.value(2, 2, False) == 0.5 and odds.value(3, 2, False) == 1.0 and odds.value(-1, 2, True) == 1.0
+    assert odds.value(1, 1, False) == 0.5 and odds.value(0, 1, True) == 1.0
+
+
+@pytest.mark.parametrize("rules", ["guide", "cardavia", "koikoi-japan"])
+def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
+    preset = PRESETS[rules]
+    odds = search_bot.match_odds(preset, 0.5)
+    leads = range(-40, 41)
+    for left in range(preset.rounds + 1):
+        for dealing in (False, True):
+            values = [odds.value(d, left, dealing) for d in leads]
+            assert all(0.0 <= v <= 1.0 for v in values)
+            assert values == sorted(values)  # a bigger lead is never worse
+            # what one player wins the other loses: the two views of the same situation add up to 1
+            assert all(odds.value(d, left, dealing) + odds.value(-d, left, not dealing) == pytest.approx(1.0)
+                       for d in leads)  # fmt: skip
+    if preset.end_when_broke and preset.transfer_points:  # koikoi-japan: 30 points each; 0 left loses the match
+        assert odds.value(-2 * preset.starting_points, preset.rounds, True) == 0.0
+        assert odds.value(2 * preset.starting_points, preset.rounds, False) == 1.0
+
+
+
+def watch(opponent: Policy, rounds: int, seed: int) -> search_bot.Searcher:
+    """A searcher in seat 1 that saw ``rounds`` rounds of greedy (its seat) against ``opponent`` (the other seat)."""
+    rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
+    state = new_match(rules, seed, first_dealer=0)
+    searcher = search_bot.Searcher(None, 4, 0)
+    searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+    while True:
+        for event in state.events:
+            searcher.observe({"type": "event", **seat_event(event, 0)})
+        if state.is_over:
+            return searcher
+        legal = legal_actions(state)
+        player = GREEDY_POLICY if state.to_move == 0 else opponent
+        state = apply(state, player.act(state, legal))
+
+
+def test_the_model_of_the_opponent_learns_its_style_from_its_choices() -> None:
+    # Scripted matches (fixed deals and policies, seeded sampling): a bold sweeper is told from the greedy bot.
+    sweeper = Policy(next(v for v in VALUATIONS if v and v.name == "count"), bold)
+    rules = [name for name, _ in KOIKOI_RULES]
+    names = [v.name if v else "any" for v in VALUATIONS]
+    for opponent, valuation, koikoi in ((sweeper, "count", "bold"), (GREEDY_POLICY, "greedy", "cautious")):
+        model = watch(opponent, 6, 11).opponent
+        wv, wk = model.weights()
+        assert model.choices > 20  # the evidence of six settled rounds
+        assert names[max(range(len(wv)), key=wv.__getitem__)] == valuation
+        assert rules[max(range(len(wk)), key=wk.__getitem__)] == koikoi
+        assert min(wv + wk) >= FLOOR / len(VALUATIONS)  # a uniform share is always kept
+
+
+def test_samples_follow_the_member_drawn_and_its_rollouts_play_it() -> None:
+    searcher = watch(Policy(next(v for v in VALUATIONS if v and v.name == "count"), bold), 2, 4)
+    wv, _ = searcher.opponent.weights()
+    assert abs(sum(wv) - 1) < 1e-9
+    draws = [searcher.opponent.draw(random.Random(i)) for i in range(200)]
+    share = sum(d.koikoi is bold for d in draws) / len(draws)
+    assert share > 0.5  # drawn by the weights, which favour the koi-koi rule it saw

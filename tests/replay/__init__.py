@@ -1,0 +1,1 @@
+"""Replays (referee.replay): verify, show, compressed files, the HTML viewer."""

@@ -1,0 +1,1 @@
+"""The learning environments (referee.rl) and a trained policy as a bot."""

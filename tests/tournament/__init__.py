@@ -1,0 +1,1 @@
+"""Tournaments (referee.tournament): units, real runs, faults, contests, deals, ratings, pages, Ray."""
