@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-BOTS = Path(__file__).resolve().parent / "bots"
+from tests.helpers import BOTS, ROOT
+
 FIRST = str(BOTS / "first_bot.py")
 AT_HELLO = f"{BOTS / 'broken_bot.py'} crash_hello"  # exits before it answers hello
 EXE = Path(sys.executable).parent / "koikoi-referee"
 FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
+
+pytestmark = pytest.mark.slow  # real tournaments and referee runs
 
 
 def referee(*args: str | Path, env: dict[str, str], code: int = 0) -> subprocess.CompletedProcess[str]:

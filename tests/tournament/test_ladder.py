@@ -21,12 +21,14 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import Pairing, pair_seed
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
 FIRST = f"first={sys.executable} tests/bots/first_bot.py"
 GREEDY = "greedy=bots/greedy_bot.py"
 RANDOM = "random=bots/random_bot.py --seed 5"
+
+pytestmark = pytest.mark.slow  # real tournaments and referee runs
 
 
 @pytest.fixture(autouse=True)
