@@ -90,22 +90,38 @@ class Sprt:
 class Stage:
     """A ladder step (``tournament add``): entrants joined the tournament (they play every active bot, and each
     other), and bots retired (they play no new pairing; their games still count). ``start`` is the schedule
-    position of its first match (after every match scheduled before it, added pairs included)."""
+    position of its first match (after every match scheduled before it, added pairs included). ``salt`` is the
+    step's own secret, drawn when the step is made: every match from ``start`` on is dealt from the tournament
+    seed and this salt (:meth:`seed`), so that the tournament seed, published once the tournament before the
+    step was complete, tells nobody the deals of the step (an entrant would otherwise know its own deals)."""
 
     added: tuple[str, ...]
     retired: tuple[str, ...] = ()
     start: int = 0
+    salt: int | None = None  # None: a step made before steps had salts (dealt from the tournament seed)
+
+    def seed(self, tournament_seed: int) -> int:
+        """The seed the step's matches are dealt from: 52 bits of SHA-256 of the tournament seed and the salt."""
+        if self.salt is None:
+            return tournament_seed
+        text = f"koikoi-tournament/step/{tournament_seed}/{self.salt}"
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 12
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (the ``ladder`` list of the config)."""
-        return {"added": list(self.added), "retired": list(self.retired), "start": self.start}
+        out: dict[str, Any] = {"added": list(self.added), "retired": list(self.retired), "start": self.start}
+        if self.salt is not None:
+            out["salt"] = str(self.salt)
+        return out
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Stage:
         """The inverse of :meth:`to_json`."""
+        salt = data.get("salt")
         return Stage(
-            tuple(str(n) for n in data["added"]), tuple(str(n) for n in data.get("retired", [])), int(data["start"])
-        )
+            tuple(str(n) for n in data["added"]), tuple(str(n) for n in data.get("retired", [])), int(data["start"]),
+            None if salt is None else int(salt),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

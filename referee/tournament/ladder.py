@@ -12,6 +12,7 @@ step is in the description.
 from __future__ import annotations
 
 import dataclasses
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,7 @@ def extended(config: TournamentConfig, bots: list[BotSpec], retire: tuple[str, .
         added = [dataclasses.replace(b, command=absolute_command(b.command, workdir)) for b in bots]
     except ProcessError as exc:
         raise TournamentError(str(exc)) from None
-    stage = Stage(tuple(b.name for b in added), tuple(retire), start)
+    stage = Stage(tuple(b.name for b in added), tuple(retire), start, secrets.randbits(52))
     return dataclasses.replace(config, bots=(*config.bots, *added), ladder=(*config.ladder, stage))
 
 

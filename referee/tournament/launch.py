@@ -353,8 +353,13 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
 def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], interim: Interim) -> Report:
     """Print the seed commitment, play what is left in ``store`` (SIGTERM as Ctrl-C), then write the viewer
     pages (with ``interim.html``)."""
-    print(f"seed commitment {commit(store.config.seed)} (the seed is published once the tournament is complete)",
+    config = store.config
+    print(f"seed commitment {commit(config.seed)} (the seed is published once the tournament is complete)",
           file=stream, flush=True)  # fmt: skip
+    if config.ladder and config.ladder[-1].salt is not None:
+        step = config.ladder[-1]
+        print(f"ladder step {len(config.ladder)} seed commitment {commit(step.seed(config.seed))} (its salt is "
+              "published with the seed)", file=stream, flush=True)  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         outcome = play(store, stream=stream, interim=interim)

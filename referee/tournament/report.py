@@ -49,6 +49,12 @@ def report_meta(
         "scheduled": scheduled,
         "complete": complete,
     }
+    if config.ladder:  # each step's seed, committed when the step is made and published with the tournament's
+        meta["ladder"] = [
+            {"added": list(s.added), "retired": list(s.retired), "commitment": commit(s.seed(config.seed)),
+             "salt": str(s.salt) if whole and s.salt is not None else None}
+            for s in config.ladder
+        ]  # fmt: skip
     if config.event is not None:
         meta["event"] = {"name": config.event, "description": config.event_description}
     if st is not None:

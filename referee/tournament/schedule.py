@@ -129,6 +129,16 @@ def pair_seed(tournament_seed: int, pairing: Pairing, pair: int, deal: int = 0) 
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+def seed_at(config: TournamentConfig, index: int) -> int:
+    """The seed the match at schedule position ``index`` is dealt from: the tournament seed, or from the start of
+    a ladder step on, that step's own (:meth:`~referee.tournament.config.Stage.seed`)."""
+    seed = config.seed
+    for stage in config.ladder:
+        if index >= stage.start:
+            seed = stage.seed(config.seed)
+    return seed
+
+
 def first_dealer_of(config: TournamentConfig, seed: int) -> int:
     """The first dealer (engine seat) of a pair (both games): the rules' seat, or drawn from the seed."""
     if config.rules.first_dealer is FirstDealer.SEAT1:
@@ -180,7 +190,7 @@ def pair_specs(config: TournamentConfig, p: Pairing, pair: int, index: int) -> l
     width = max(3, len(str(config.pairs - 1)))
     n = len(config.suite)
     suite, cycle = (pair % n, pair // n) if n else (None, 0)
-    seed = pair_seed(config.seed, p, pair)
+    seed = pair_seed(seed_at(config, index), p, pair)
     dealer = first_dealer_of(config, seed)
     out: list[MatchSpec] = []
     for game, seats in (("a", (p.first, p.second)), ("b", (p.second, p.first))):
@@ -194,7 +204,7 @@ def pair_specs(config: TournamentConfig, p: Pairing, pair: int, index: int) -> l
 def redealt(config: TournamentConfig, spec: MatchSpec, deal: int) -> MatchSpec:
     """``spec`` as dealt the ``deal``-th time (0: the schedule's own deal)."""
     p = pairings(config)[spec.pairing]
-    seed = pair_seed(config.seed, p, spec.pair, deal)
+    seed = pair_seed(seed_at(config, spec.index), p, spec.pair, deal)
     return dataclasses.replace(
         spec, seed=seed, first_dealer=first_dealer_of(config, seed), deal=deal, order=order_of(seed, spec.game)
     )

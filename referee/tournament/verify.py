@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from referee.replay.reader import LineError, ReplayError
 from referee.replay.replayer import Simulation
@@ -36,14 +37,30 @@ class FolderReport:
         return not self.problems
 
 
-def published_commitment(root: Path) -> str | None:
-    """The seed commitment the folder's ``standings.json`` published, if any."""
+def _standings(root: Path) -> dict[str, Any]:
     try:
         doc = json.loads((root / "standings.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    value = doc.get("seed_commitment") if isinstance(doc, dict) else None
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def published_commitment(root: Path) -> str | None:
+    """The seed commitment the folder's ``standings.json`` published, if any."""
+    value = _standings(root).get("seed_commitment")
     return value if isinstance(value, str) else None
+
+
+def published_steps(root: Path) -> list[str | None]:
+    """The commitments to the ladder steps' seeds that the folder's ``standings.json`` published, in order."""
+    steps = _standings(root).get("ladder")
+    if not isinstance(steps, list):
+        return []
+    out: list[str | None] = []
+    for step in steps:
+        value = step.get("commitment") if isinstance(step, dict) else None
+        out.append(value if isinstance(value, str) else None)
+    return out
 
 
 def verify_folder(
@@ -64,6 +81,9 @@ def verify_folder(
     if seed != config.seed:
         report.problems.append(f"the folder's deals were made from seed {config.seed}, not the committed {seed}")
         return report
+    for n, (stage, step) in enumerate(zip(config.ladder, published_steps(root), strict=False), 1):
+        if step is not None and stage.salt is not None and not opens(step, stage.seed(seed)):
+            report.problems.append(f"ladder step {n}: its seed does not open the published commitment {step}")
     for rec in store.iter_records():
         spec = rec.spec
         due = redealt(config, spec, spec.deal)

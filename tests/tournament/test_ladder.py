@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import Pairing, pair_seed
 from tests.helpers import ROOT
@@ -96,13 +97,21 @@ def test_add_plays_only_the_new_pairings_and_refits_over_everything(tmp_path: Pa
     assert all("last" in r["seats"] for r in new)  # type: ignore[operator]
     assert {str(r["match_id"])[:2] for r in new} == {"04", "05", "06"}
     assert sorted(int(r["index"]) for r in new) == list(range(12, 24))  # type: ignore[call-overload]
-    # the same tournament seed deals the new pairings as it deals every pairing
+    # The step's own seed (the tournament seed and the step's secret salt) deals the new pairings: the published
+    # tournament seed does not tell an entrant its deals.
     config = TournamentConfig.from_json(json.loads((out / "tournament.json").read_text())["config"])
+    (stage,) = config.ladder
+    assert stage.salt is not None and stage.seed(11) != 11
     for r in new:
         first, second = r["seats"]  # type: ignore[misc]
         pair = int(str(r["match_id"])[-4:-1])
-        assert int(r["result"]["seed"]) == pair_seed(11, Pairing(0, first, second), pair)  # type: ignore[index]
+        dealt = int(r["result"]["seed"])  # type: ignore[index]
+        assert dealt == pair_seed(stage.seed(11), Pairing(0, first, second), pair)
+        assert dealt != pair_seed(11, Pairing(0, first, second), pair)
     assert config.seed == 11 and [s.added for s in config.ladder] == [("last",)]
+    published = standings(out)["ladder"]
+    assert published == [{"added": ["last"], "retired": [], "commitment": commit(stage.seed(11)), "salt": str(stage.salt)}]
+    assert f"ladder step 1 seed commitment {commit(stage.seed(11))}" in proc.stdout
     table = rows(out)
     assert set(table) == {"first", "greedy", "random", "last"}
     assert table["last"]["games"] == 12 and table["first"]["games"] == 8 + 4
@@ -111,6 +120,11 @@ def test_add_plays_only_the_new_pairings_and_refits_over_everything(tmp_path: Pa
     assert "last" in proc.stdout
     verify = referee("tournament", "verify", out)
     assert "24" in verify.stdout
+    doc = json.loads((out / "standings.json").read_text())  # a step commitment that its seed does not open
+    doc["ladder"][0]["commitment"] = commit(stage.seed(11) + 1)
+    (out / "standings.json").write_text(json.dumps(doc))
+    refused = referee("tournament", "verify", out, check=1)
+    assert "ladder step 1: its seed does not open the published commitment" in refused.stdout + refused.stderr
     # nothing left: a resume plays nothing and changes nothing
     referee("tournament", "--resume", out, "-j", "1", "--no-html")
     assert (out / "results.jsonl").read_bytes() == after
