@@ -110,7 +110,8 @@ def test_add_plays_only_the_new_pairings_and_refits_over_everything(tmp_path: Pa
         assert dealt != pair_seed(11, Pairing(0, first, second), pair)
     assert config.seed == 11 and [s.added for s in config.ladder] == [("last",)]
     published = standings(out)["ladder"]
-    assert published == [{"added": ["last"], "retired": [], "commitment": commit(stage.seed(11)), "salt": str(stage.salt)}]
+    step = {"added": ["last"], "retired": [], "commitment": commit(stage.seed(11)), "salt": str(stage.salt)}
+    assert published == [step]
     assert f"ladder step 1 seed commitment {commit(stage.seed(11))}" in proc.stdout
     table = rows(out)
     assert set(table) == {"first", "greedy", "random", "last"}
