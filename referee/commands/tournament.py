@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -262,8 +263,14 @@ def tournament_cmd(
         event=event, event_description=event_description, forfeit_broken=forfeit_broken, live_every=live_every,
         rating_interval=rating_interval, until_separated=until_separated, max_pairs=max_pairs,
     )  # fmt: skip
+    _play_and_report(run, request, as_json)
+
+
+def _play_and_report(play: Callable[..., Report], request: Any, as_json: bool) -> None:
+    """Run ``play(request)`` (a tournament or a ladder step), then print its report; an interruption exits with
+    its code, a referee error is one line (exit 2)."""
     try:
-        report = run(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
+        report = play(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
     except Interrupted as exc:
         typer.echo(f"koikoi-referee: {exc}", err=True)
         sys.exit(exc.code)
@@ -344,14 +351,7 @@ def add_cmd(
         folder, tuple(bot or ()), tuple(retire or ()), jobs, key, until_separated, max_pairs, html_pages,
         forfeit_broken,
     )  # fmt: skip
-    try:
-        report = add(request, stream=sys.stderr if as_json else sys.stdout, warn=_warn)
-    except Interrupted as exc:
-        typer.echo(f"koikoi-referee: {exc}", err=True)
-        sys.exit(exc.code)
-    except RefereeError as exc:
-        fail(str(exc))
-    _print_report(report, as_json)
+    _play_and_report(add, request, as_json)
 
 
 def _warn(message: str) -> None:
