@@ -34,8 +34,11 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
+    sys.path[0] = str(ROOT)  # benchmarks/referee.py would shadow the referee package
 EXE = Path(sys.executable).parent / "koikoi-referee"
 POOL = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper")
 """The styles of ``bots/pool_bot.py`` (``--style NAME``)."""
@@ -110,16 +113,28 @@ def load(folder: Path) -> str:
     return f"{sum(loads) / len(loads):.1f}, {max(loads):.1f}"
 
 
-def result(folder: Path) -> dict[str, object] | None:
-    """The house bot's standing in a finished tournament folder, or None."""
+def result(folder: Path, partial: bool = False) -> dict[str, object] | None:
+    """The house bot's standing in a finished tournament folder, or None; with ``partial``, also in an unfinished
+    one (its standings computed from the results recorded so far, the pairs played in schedule order)."""
     path = folder / "standings.json"
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    if not data.get("complete"):
+    data = json.loads(path.read_text()) if path.exists() else None
+    if (data is None or not data.get("complete")) and partial and (folder / "tournament.json").exists():
+        data = recorded(folder)
+    if data is None or not (data.get("complete") or partial):
         return None
     standing: dict[str, object] = next(s for s in data["standings"] if s["name"] == "house")
     return standing
+
+
+def recorded(folder: Path) -> dict[str, Any] | None:
+    """The standings (as ``standings.json`` has them) of the complete deal pairs recorded so far in ``folder``."""
+    from referee.tournament.report import to_json
+    from referee.tournament.standings import compute
+    from referee.tournament.store import Store
+
+    store = Store.open_readonly(folder)
+    st = compute(store.config, store.iter_records(), store.options.sprt)
+    return to_json(st, {"complete": False}) if st.matches else None
 
 
 def row(rules: str, house: str, opponent: str, me: dict[str, object], folder: Path) -> str:
@@ -160,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder of the cells (default tournament-strength, ignored by git)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="matches in parallel (default 1)")
     parser.add_argument("--report", action="store_true", help="only print the rows of the cells already played")
+    parser.add_argument("--partial", action="store_true",
+                        help="with --report, also the rows of unfinished cells (the pairs recorded so far)")
     args = parser.parse_args(argv)
     for house in args.house:
         house_command(house)  # refuse a bad spec before anything plays
@@ -171,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         for house in args.house:
             for opponent in args.opponents:
                 folder = args.out.resolve() / folder_name(rules, house, opponent)
-                found = result(folder)
+                found = result(folder, args.report and args.partial)
                 if found is None and not args.report:
                     cmd = command(rules, house, opponent, args.pairs, args.seed, args.jobs, folder)
                     print("$ " + shlex.join(cmd), file=sys.stderr, flush=True)
