@@ -127,7 +127,7 @@ def result(folder: Path, partial: bool = False) -> dict[str, object] | None:
 
 
 def recorded(folder: Path) -> dict[str, Any] | None:
-    """The standings (as ``standings.json`` has them) of the complete deal pairs recorded so far in ``folder``."""
+    """The standings (as ``standings.json`` has them) of the matches recorded so far in ``folder``."""
     from referee.tournament.report import to_json
     from referee.tournament.standings import compute
     from referee.tournament.store import Store
