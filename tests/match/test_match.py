@@ -115,7 +115,9 @@ def test_deals_set_the_exact_cards(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------------------- failures
 
-FAST = TimeControl(startup_ms=5000, move_ms=200, bank_ms=100)
+FAST = TimeControl(startup_ms=5000, move_ms=1000, bank_ms=2000)
+"""A clock a hang runs out of in 3 s, and the healthy bot, starved on a busy machine, does not."""
+ROOMY = TimeControl(startup_ms=60_000, move_ms=10_000, bank_ms=60_000)  # where the clock is not the point
 
 
 def _play_broken(
@@ -155,14 +157,14 @@ def _play_broken(
         ("oversized", "oversized_line", "longer than"),
         ("double", "invalid_message", "does not answer request"),
         ("illegal", "illegal_action", "not one of the legal actions"),
-        ("hang_hello", "timeout", "no hello within 500 ms"),
+        ("hang_hello", "timeout", "no hello within 3000 ms"),
         ("crash_hello", "crash", "status 3"),
     ],
 )
 def test_a_broken_bot_forfeits_and_leaves_no_process(
     mode: str, reason: str, detail: str, tmp_path: Path
 ) -> None:
-    time = TimeControl(startup_ms=500, move_ms=200, bank_ms=100) if mode == "hang_hello" else FAST
+    time = TimeControl(startup_ms=3000, move_ms=1000, bank_ms=2000) if mode == "hang_hello" else FAST
     for seat in (0, 1) if mode == "hang" else (1,):
         result, _ = _play_broken(mode, tmp_path, time=time, seat=seat)
         assert result.reason == "forfeit"
@@ -183,7 +185,7 @@ def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> 
 
 def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Path) -> None:
     spy = tmp_path / "spy.txt"
-    configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=FAST) for s in (1, 2, 3)]
+    configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=ROOMY) for s in (1, 2, 3)]
     results = run_matches((f"{BROKEN} spy {spy}", FIRST), configs, limits=UNBOXED)
     assert [r.match_id for r in results] == ["m-0001", "m-0002", "m-0003"]
     assert all(r.forfeit is None for r in results)
@@ -205,7 +207,6 @@ ONE_MATCH = (
     "    if m.get('event') == 'match_end': sys.exit(0)\n"
 )
 """A bot that plays one match and exits after its ``match_end``."""
-ROOMY = TimeControl(startup_ms=60_000, move_ms=10_000, bank_ms=60_000)  # where the clock is not the point
 
 
 @pytest.mark.parametrize("both", [False, True])
