@@ -41,6 +41,9 @@ pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 HOSTILE = helpers.HOSTILE / "hostile_bot.py"
 STD = TimeControl(startup_ms=5000, move_ms=300, bank_ms=1500)
 SPY_MATCHES = 40
+BUSY = 4
+"""How many times a case's bound (what a match takes at most on an idle machine) a busy machine is given: what
+the bound catches is a referee that waits for ever, not a slow one."""
 SPIN = TimeControl(startup_ms=5000, move_ms=20_000, bank_ms=0)  # the CPU limit must come first
 
 
@@ -51,7 +54,7 @@ class Case:
     mode: str
     reason: str | None  # the forfeit reason of the hostile seat; None: the match ends normally
     detail: str  # a part of the forfeit detail (or of nothing)
-    bound_s: float
+    bound_s: float  # on an idle machine (see BUSY)
     time: TimeControl = STD
     limits: Limits | None = None
     cli: tuple[str, ...] | None = None  # run through `koikoi-referee play` with these extra options
@@ -63,9 +66,9 @@ MEMORY_KILL = "over the 256 MiB limit" if cgroups.reason() is None else "status 
 CASES = [
     Case("exit_now", "crash", "", 15),
     Case("crash_mid", "crash", "status 9", 15),
-    Case("no_handshake", "timeout", "no hello within 500 ms", 15, TimeControl(startup_ms=500)),
+    Case("no_handshake", "timeout", "no hello within 2000 ms", 15, TimeControl(startup_ms=2000)),
     Case("hang_after", "timeout", "no answer to request", 15),
-    Case("slow", "timeout", "", 20, TimeControl(startup_ms=5000, move_ms=40, bank_ms=400)),
+    Case("slow", "timeout", "", 20, TimeControl(startup_ms=5000, move_ms=300, bank_ms=600)),
     Case("invalid_json", "invalid_json", "not a JSON line", 15),
     Case("wrong_shape", "invalid_message", "action", 15),
     Case("illegal", "illegal_action", "not one of the legal actions", 15),
@@ -86,7 +89,7 @@ CASES = [
     # bwrap reports a bot killed by signal N as exit status 128 + N.
     Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, Limits(cpu_seconds=1), boxed=(("crash", "status 152"),)),
     Case("cpu_spin", "crash", "killed by SIG", 30, SPIN, cli=("--bot-cpu-s", "1"), boxed=(("crash", "status 152"),)),
-    Case("cpu_spin", "timeout", "no answer to request", 15, TimeControl(startup_ms=5000, move_ms=200, bank_ms=200)),
+    Case("cpu_spin", "timeout", "no answer to request", 15, TimeControl(startup_ms=5000, move_ms=500, bank_ms=500)),
 ]
 
 
@@ -208,9 +211,10 @@ def test_a_hostile_bot_gets_its_outcome_in_time_and_leaves_no_process(
             and result["reason"] == "forfeit"
             and any(forfeit["reason"] == r and d in str(forfeit["detail"]) for r, d in right)
         )  # fmt: skip
-    battery.expected += as_expected and took < case.bound_s and not left
+    in_time = took < case.bound_s * BUSY
+    battery.expected += as_expected and in_time and not left
     assert as_expected, result
-    assert took < case.bound_s, f"the match took {took:.1f} s"
+    assert in_time, f"the match took {took:.1f} s"
     assert not left, f"processes of the bot still run: {left}"
     if sandbox == "none":  # in a sandbox the pid file is read-only (the outcome shows that the bot ran)
         assert pidfile.exists() and pidfile.read_text().strip(), "the bot never ran"
