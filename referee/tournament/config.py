@@ -25,7 +25,7 @@ from referee.records import TimeControl
 from referee.seats import package
 from referee.seats.package import Package
 from referee.seats.process import ProcessError, absolute_command
-from referee.tournament.settings import TIME_KEYS, BotSettings, SettingsError, from_table
+from referee.seats.settings import TIME_KEYS, BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
 """Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""

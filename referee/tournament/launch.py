@@ -47,7 +47,7 @@ from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
-from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
+from referee.seats.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
 from referee.tournament.store import Store
 from referee.tournament.suite import load_suite
 

@@ -17,7 +17,7 @@ from referee.cli import app
 from referee.seats.process import absolute_command
 from referee.seats.sandbox import bwrap_path
 from referee.tournament.config import TournamentError, config_from_dict
-from referee.tournament.settings import BotSettings, SettingsError, parse_option
+from referee.seats.settings import BotSettings, SettingsError, parse_option
 from tests.helpers import FAST, referee
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
