@@ -10,26 +10,35 @@ from typing import Self
 class RefereeError(Exception):
     """Base class of the referee's own errors (the engine's are :class:`referee.engine.EngineError`).
 
-    An error about one setting (made with :meth:`about`) keeps its name in :attr:`setting` and its message as a
-    template: ``str(error)`` names the setting as the library knows it (``memory_mb``), :meth:`naming` as a
+    An error about settings (made with :meth:`about`) keeps their names in :attr:`settings` and its message as a
+    template: ``str(error)`` names each setting as the library knows it (``memory_mb``), :meth:`naming` as a
     caller does (the command line: ``--bot-memory-mb``)."""
 
-    setting: str | None = None
-    """The setting the error is about (a field or key name), or None."""
-    _template: str | None = None
+    settings: tuple[str, ...] = ()
+    """The settings the error is about (field or key names), in the order the message names them."""
+    _template: str = ""
 
     @classmethod
-    def about(cls, setting: str, template: str) -> Self:
-        """An error about ``setting``: ``template`` with a ``{}`` (its first) where the setting is named."""
-        error = cls(template.replace("{}", setting, 1))
-        error.setting, error._template = setting, template
+    def about(cls, settings: str | tuple[str, ...], template: str) -> Self:
+        """An error about ``settings`` (one name or several): ``template`` with a ``{}`` where each is named, the
+        first ``{}`` the first setting and so on."""
+        names = (settings,) if isinstance(settings, str) else settings
+        error = cls(_fill(template, names))
+        error.settings, error._template = names, template
         return error
 
     def naming(self, names: Mapping[str, str]) -> str:
-        """The message with its setting named as ``names`` has it (unchanged for a setting not in ``names``)."""
-        if self.setting is None or self._template is None or self.setting not in names:
+        """The message with its settings named as ``names`` has them (a setting not in ``names`` keeps its own
+        name)."""
+        if not self.settings:
             return str(self)
-        return self._template.replace("{}", names[self.setting], 1)
+        return _fill(self._template, tuple(names.get(s, s) for s in self.settings))
+
+
+def _fill(template: str, names: tuple[str, ...]) -> str:
+    """``template`` with its first ``{}`` replaced by ``names[0]``, the next by ``names[1]``..."""
+    parts = template.split("{}", len(names))
+    return parts[0] + "".join(name + part for name, part in zip(names, parts[1:], strict=False))
 
 
 class UsageError(RefereeError):

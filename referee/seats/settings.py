@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UsageError
+from referee.records import TimeControl
 from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits
 from referee.seats.sandbox import SandboxError, parse_env
 
@@ -91,6 +92,12 @@ class BotSettings:
         env.update(self.env)
         files = tuple(dict.fromkeys((*base.files, *self.files)))
         return BotSettings(**values, env=tuple(env.items()), files=files)
+
+    @property
+    def time(self) -> TimeControl:
+        """The time control of these settings (each value unset: :class:`~referee.records.TimeControl`'s default)."""
+        default = TimeControl()
+        return TimeControl(*(getattr(default, k) if getattr(self, k) is None else getattr(self, k) for k in TIME_KEYS))
 
     def limits(
         self, *, sandbox: str = "auto", cwd: Path | None = None, ponder: bool = False, require_cgroups: bool = False
@@ -236,8 +243,11 @@ def combine(parts: list[BotSettings]) -> BotSettings:
     return out
 
 
-def checked_files(settings: BotSettings, source: str) -> None:
-    """:class:`SettingsError` when a readable file or folder of ``settings`` does not exist."""
+def checked_files(settings: BotSettings, source: str | None = None) -> None:
+    """:class:`SettingsError` when a readable file or folder of ``settings`` (of ``source``, e.g. a bot; None:
+    the setting ``files`` itself) does not exist."""
     for f in settings.files:
         if not os.path.exists(f):
+            if source is None:
+                raise SettingsError.about("files", f"{{}} {f}: no such file or folder to make readable")
             raise SettingsError(f"{source}: no such file or folder to make readable: {f}")
