@@ -29,7 +29,7 @@ SETTING_FLAGS = {
     "startup_ms": "--startup-ms", "move_ms": "--move-ms", "bank_ms": "--bank-ms", "memory_mb": "--bot-memory-mb",
     "cpu_s": "--bot-cpu-s", "processes": "--bot-processes", "cpus": "--bot-cpus", "env": "--bot-env",
     "files": "--bot-file", "python": "--python", "sandbox": "--sandbox", "ponder": "--ponder",
-    "require_cgroups": "--require-cgroups", "bot_cwd": "--bot-cwd", "key": "--key",
+    "require_cgroups": "--require-cgroups", "key": "--key",
 }  # fmt: skip
 """The flag of each bot setting (:class:`~referee.seats.settings.BotSettings`) and sandbox option, for the
 errors that name a setting (:meth:`~referee.errors.RefereeError.naming`)."""

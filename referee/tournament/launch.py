@@ -110,9 +110,19 @@ class TournamentRequest:
     rating_interval: int = field(default=0, metadata=RUNS)  # standings every N pairs (0: at the end)
 
     def described(self) -> list[str]:
-        """The names of the fields given that describe the tournament (what ``resume`` refuses)."""
-        return [f.name for f in dataclasses.fields(self)
-                if f.metadata["describes"] and getattr(self, f.name) != f.default]  # fmt: skip
+        """The names of the fields given that describe the tournament (what ``resume`` refuses); for the bot
+        settings, the names of those set (``memory_mb``...)."""
+        out: list[str] = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["describes"] and value != f.default:
+                out += _set_in(value) if isinstance(value, BotSettings) else [f.name]
+        return out
+
+
+def _set_in(settings: BotSettings) -> list[str]:
+    """The names of the settings set in ``settings``."""
+    return [f.name for f in dataclasses.fields(settings) if getattr(settings, f.name) != f.default]
 
 
 @dataclass

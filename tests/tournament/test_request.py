@@ -12,6 +12,7 @@ import pytest
 import typer
 
 from referee.cli import app
+from referee.commands.bot_options import SETTING_FLAGS
 from referee.commands.tournament import FLAGS
 from referee.errors import RefereeError
 from referee.seats.settings import BotSettings
@@ -48,8 +49,9 @@ def test_every_field_says_whether_it_describes_the_tournament() -> None:
 @pytest.mark.parametrize("name", sorted(GIVEN))
 def test_a_resume_refuses_each_describing_option_by_its_name(tmp_path: Path, name: str) -> None:
     error = _resume(tmp_path, **{name: GIVEN[name]})
-    assert error.settings == (name,)
-    assert error.naming(FLAGS).startswith(f"{FLAGS[name]} describes the tournament")
+    named = "memory_mb" if name == "settings" else name  # the bot settings name the one set
+    assert error.settings == (named,)
+    assert error.naming(FLAGS).startswith(f"{FLAGS[named]} describes the tournament")
 
 
 def test_a_resume_takes_the_run_options(tmp_path: Path) -> None:
@@ -63,9 +65,11 @@ def test_every_option_has_a_flag_of_the_tournament_commands() -> None:
     declared = {o for p in group.params for o in p.opts}
     declared |= {o for p in group.commands["add"].params for o in p.opts}
     declared |= {o for p in group.params for o in p.secondary_opts}
-    fields = {f.name for f in dataclasses.fields(TournamentRequest)} | {f.name for f in dataclasses.fields(BotSettings)}
-    assert fields - {"env"} <= set(FLAGS)  # a bot's env flag is --bot-env, the request's bot_env
-    assert {flag for flag in FLAGS.values()} <= declared
+    request = {f.name for f in dataclasses.fields(TournamentRequest)} - {"settings"}  # a flag for each setting:
+    assert request | {f.name for f in dataclasses.fields(BotSettings)} <= set(FLAGS)
+    assert set(FLAGS.values()) <= declared
+    play = typer.main.get_command(app).commands["play"]  # type: ignore[attr-defined]
+    assert set(SETTING_FLAGS.values()) <= {o for p in play.params for o in p.opts}
 
 
 def test_an_error_about_settings_names_them_as_asked() -> None:
