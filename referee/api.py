@@ -44,12 +44,13 @@ from referee.replay import ReplayReader, read_replay, verify
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.function import FunctionSeat
 from referee.seats.process import Limits
+from referee.seats.settings import BotSettings
 
 __all__ = [
-    "CARD_IDS", "KOIKOI", "PRESETS", "STOP", "Action", "ActionKind", "BotSeat", "Deal", "EngineError", "Event",
-    "Failure", "Forfeit", "FunctionSeat", "IllegalActionError", "Limits", "MatchConfig", "MatchResult",
-    "ReplayReader", "Rules", "Score", "Seat", "SeatFailure", "State", "Termination", "TimeControl", "View",
-    "apply", "bot_factory", "card", "card_id", "ids_of", "legal_actions", "load_rules", "mask_of_ids",
-    "new_match", "observe", "play_match", "read_replay", "run_match", "run_matches", "score",
-    "tournament", "verify", "visible_event",
+    "CARD_IDS", "KOIKOI", "PRESETS", "STOP", "Action", "ActionKind", "BotSeat", "BotSettings", "Deal",
+    "EngineError", "Event", "Failure", "Forfeit", "FunctionSeat", "IllegalActionError", "Limits", "MatchConfig",
+    "MatchResult", "ReplayReader", "Rules", "Score", "Seat", "SeatFailure", "State", "Termination", "TimeControl",
+    "View", "apply", "bot_factory", "card", "card_id", "ids_of", "legal_actions", "load_rules", "mask_of_ids",
+    "new_match", "observe", "play_match", "read_replay", "run_match", "run_matches", "score", "tournament",
+    "verify", "visible_event",
 ]  # fmt: skip

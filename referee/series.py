@@ -26,22 +26,15 @@ from referee.match import (
     MatchConfig,
     MatchResult,
     SeatFactory,
-    TimeControl,
     bot_factory,
     log_name,
     run_matches,
 )
 from referee.replay.writer import is_compressed, plain_name
 from referee.seats import BotSeat, Seat, package
-from referee.seats.process import (
-    DEFAULT_CPUS,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_PROCESSES,
-    BotCommandError,
-    Limits,
-    check_command,
-)
+from referee.seats.process import BotCommandError, Limits, check_command
 from referee.seats.sandbox import exposed_output
+from referee.seats.settings import BotSettings
 from referee.signing import SigningError, load_key
 from referee.text import plural, scores_text
 
@@ -62,7 +55,11 @@ class PlayError(RefereeError):
 
 @dataclass(frozen=True)
 class PlaySetup:
-    """What ``play`` was asked: the two seat specs (a bot command line, or ``human[:NAME]``) and the options."""
+    """What ``play`` was asked: the two seat specs (a bot command line, or ``human[:NAME]``) and the options.
+
+    ``bots`` are the settings of both bots (time control, limits, environment, readable files, interpreter; each
+    one unset takes its default; the match's time control is theirs), ``seat_bots`` each seat's own over them
+    (see :meth:`settings_of`)."""
 
     seats: tuple[str, str]
     rules: str = "guide"  # a preset name or a rules file
@@ -72,21 +69,24 @@ class PlaySetup:
     first_dealer: int | None = None  # wire seat 1 or 2; None: the rules decide
     replay: Path | None = None
     games: int = 1
-    time: TimeControl = TimeControl()  # noqa: RUF009 - frozen, so one shared default is safe
-    bot_memory_mb: int = DEFAULT_MEMORY_MB  # 0: no limit
-    bot_cpu_s: int = 0  # 0: no limit
+    bots: BotSettings = BotSettings()  # noqa: RUF009 - frozen, so one shared default is safe
+    seat_bots: tuple[BotSettings, BotSettings] = (BotSettings(), BotSettings())
     bot_cwd: Path | None = None  # None: a fresh empty folder per bot
     log_dir: Path | None = None  # keep each bot's stderr here (None: beside the replay, or a temporary folder)
-    bot_processes: int | None = DEFAULT_PROCESSES  # None: no limit
-    bot_files: tuple[str, ...] = ()  # host files the sandboxed bots may read
-    python: str | None = None  # the interpreter of .py bots (None: the referee's; house bots keep it)
-    pythons: tuple[str | None, str | None] = (None, None)  # per seat, over ``python``
     sandbox: str = "auto"  # auto, bwrap or none (see referee.seats.sandbox)
-    bot_env: tuple[tuple[str, str], ...] = ()  # --bot-env NAME=VALUE pairs
-    bot_cpus: float | None = DEFAULT_CPUS  # each bot's CPU quota (its cgroup); None: none
     ponder: bool = False  # bots may run while it is not their turn (else frozen)
     require_cgroups: bool = False  # no fall-back to rlimits where cgroups do not work
     key: Path | None = None  # the key that signs the replays (None: the user's key, made on first use)
+
+    def settings_of(self, seat: int) -> BotSettings:
+        """The settings of seat ``seat``'s bot (0 or 1): its own over both bots'."""
+        return self.seat_bots[seat].over(self.bots)
+
+    def limits_of(self, seat: int) -> Limits:
+        """The process limits of seat ``seat``'s bot (0 or 1)."""
+        return self.settings_of(seat).limits(
+            sandbox=self.sandbox, cwd=self.bot_cwd, ponder=self.ponder, require_cgroups=self.require_cgroups
+        )
 
 
 @dataclass(frozen=True)
@@ -228,11 +228,11 @@ def plan(setup: PlaySetup) -> Plan:
         raise PlayError("only one seat can be human")
     rules, deals = _load(setup)
     paths = replay_paths(setup.replay, setup.games)
-    visible = [("--bot-file", Path(f)) for f in setup.bot_files]
+    visible = [("the readable file", Path(f)) for i in (0, 1) for f in setup.settings_of(i).files]
     if setup.bot_cwd is not None:
-        visible.append(("--bot-cwd", setup.bot_cwd))
-    outputs = [("--replay", p) for p in paths if p is not None]
-    outputs += [("--log-dir", setup.log_dir)] if setup.log_dir is not None else []
+        visible.append(("the bots' working folder", setup.bot_cwd))
+    outputs = [("replay", p) for p in paths if p is not None]
+    outputs += [("the log folder", setup.log_dir)] if setup.log_dir is not None else []
     if (exposed := exposed_output(outputs, visible)) is not None:
         raise PlayError(exposed)
     _refuse_outputs(setup, paths)
@@ -260,7 +260,7 @@ def plan(setup: PlaySetup) -> Plan:
         except SigningError as exc:
             raise PlayError(str(exc)) from None
         if key is None:
-            raise PlayError(f"--key {setup.key}: no such key file")
+            raise PlayError.about("key", f"{{}} {setup.key}: no such key file")
     configs = tuple(
         MatchConfig(
             rules=rules,
@@ -268,7 +268,7 @@ def plan(setup: PlaySetup) -> Plan:
             match_id=f"m-{k + 1:04d}",
             deals=deals,
             first_dealer=None if setup.first_dealer is None else setup.first_dealer - 1,
-            time=setup.time,
+            time=setup.bots.time,
             replay_path=paths[k],
             replay_key=key,
         )
@@ -278,8 +278,9 @@ def plan(setup: PlaySetup) -> Plan:
 
 
 def python_of(setup: PlaySetup, seat: int) -> str | None:
-    """The interpreter of seat ``seat``'s ``.py`` bot (0 or 1): its own, else ``python``, else the referee's."""
-    return setup.pythons[seat] or setup.python
+    """The interpreter of seat ``seat``'s ``.py`` bot (0 or 1): its own, else both bots', else (None) the
+    referee's."""
+    return setup.settings_of(seat).python
 
 
 def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
@@ -288,12 +289,12 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
 
     outputs = {f"replay {p}": p for p in paths if p is not None}
     if setup.log_dir is not None:
-        outputs["--log-dir"] = setup.log_dir
+        outputs["the log folder"] = setup.log_dir
     elif setup.replay is not None:
         outputs["the log folder"] = setup.replay.with_name(f"{setup.replay.stem}-logs")
     folders = [
         f for i, c in enumerate(setup.seats) if not is_human(c)
-        for f in package.visible(c, setup.bot_files, python_of(setup, i))
+        for f in package.visible(c, setup.settings_of(i).files, python_of(setup, i))
     ]  # fmt: skip
     try:
         package.refuse_outputs(outputs, folders)
@@ -346,14 +347,7 @@ def play(
     the_plan = plan(setup)
     if on_start is not None:
         on_start(the_plan)
-    limits = [
-        Limits(
-            setup.bot_cpu_s or None, (setup.bot_memory_mb << 20) or None, setup.bot_cwd, sandbox=setup.sandbox,
-            processes=setup.bot_processes, env=setup.bot_env, files=setup.bot_files, python=python_of(setup, i),
-            cpus=setup.bot_cpus, ponder=setup.ponder, require_cgroups=setup.require_cgroups,
-        )
-        for i in (0, 1)
-    ]
+    limits = [setup.limits_of(i) for i in (0, 1)]
     logs: list[Path | None] = [None, None]
     kept: set[Path | None] = set()
 

@@ -3,8 +3,6 @@ interpreter of the bots."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from referee.commands import fail
@@ -27,17 +25,26 @@ REQUIRE_CGROUPS_HELP = "Fail (exit 2) where cgroups cannot bound the bots, inste
 CPU_HELP = "CPU-time limit per bot process (seconds; 0: none)."
 PROCESSES_HELP = "Processes and threads of one sandboxed bot (0: no limit)."
 FILE_HELP = "A host file or folder the sandboxed bots may read (repeat), e.g. a model or opening book."
+SETTING_FLAGS = {
+    "startup_ms": "--startup-ms", "move_ms": "--move-ms", "bank_ms": "--bank-ms", "memory_mb": "--bot-memory-mb",
+    "cpu_s": "--bot-cpu-s", "processes": "--bot-processes", "cpus": "--bot-cpus", "env": "--bot-env",
+    "files": "--bot-file", "python": "--python", "sandbox": "--sandbox", "ponder": "--ponder",
+    "require_cgroups": "--require-cgroups", "key": "--key",
+}  # fmt: skip
+"""The flag of each bot setting (:class:`~referee.seats.settings.BotSettings`) and sandbox option, for the
+errors that name a setting (:meth:`~referee.errors.RefereeError.naming`)."""
 PYTHON_HELP = (
     "The interpreter of .py bots (a path or a name on PATH; default: the referee's own Python, so a bot "
     "imports what the referee's environment has)."
 )
 
 
-def sandbox_options(mode: str, bot_env: list[str] | None, *, require_cgroups: bool = False) -> dict[str, Any]:
-    """``PlaySetup`` keywords (``sandbox``, ``bot_env``, ``require_cgroups``) for ``--sandbox``, ``--bot-env`` and
-    ``--require-cgroups``: a one-line error (exit 2) when the sandbox asked for cannot work (or cgroups, where
-    required), a one-line warning for each defence the bots go without (no sandbox with ``auto``, no cgroups, no
-    syscall filter)."""
+def sandbox_options(
+    mode: str, bot_env: list[str] | None, *, require_cgroups: bool = False
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The sandbox chosen for ``--sandbox`` and the environment pairs of ``--bot-env``: a one-line error (exit 2)
+    when the sandbox asked for cannot work (or cgroups, where ``--require-cgroups``), a one-line warning for
+    each defence the bots go without (no sandbox with ``auto``, no cgroups, no syscall filter)."""
     from referee.seats.process import isolation_warnings
     from referee.seats.sandbox import SandboxError, parse_env, resolve
 
@@ -50,5 +57,5 @@ def sandbox_options(mode: str, bot_env: list[str] | None, *, require_cgroups: bo
         for line in isolation_warnings(chosen == "bwrap", require_cgroups=require_cgroups):
             warn(line)
     except SandboxError as exc:
-        fail(str(exc))
-    return {"sandbox": chosen, "bot_env": env, "require_cgroups": require_cgroups}
+        fail(exc.naming(SETTING_FLAGS))
+    return chosen, env

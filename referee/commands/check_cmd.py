@@ -33,9 +33,9 @@ def check_cmd(
     bad input."""
     from referee.compliance import check
     from referee.engine import EngineError, load_rules
-    from referee.match import TimeControl
     from referee.seats import package
-    from referee.seats.process import BotCommandError, Limits, check_command
+    from referee.seats.process import BotCommandError, check_command
+    from referee.seats.settings import BotSettings
 
     try:
         chosen = load_rules(rules)
@@ -48,11 +48,11 @@ def check_cmd(
         check_command(bot, python=python)
     except (BotCommandError, package.PackageError) as exc:
         fail(str(exc))
-    options = sandbox_options(sandbox_mode, None)
-    limits = Limits(memory_bytes=(bot_memory_mb << 20) or None, sandbox=options["sandbox"], python=python)
+    sandbox, _ = sandbox_options(sandbox_mode, None)
+    settings = BotSettings(startup_ms=startup_ms, memory_mb=bot_memory_mb, python=python)
     typer.echo(f"check {bot}  rules {chosen.name}")
     report = check(
-        bot, chosen, limits=limits, time_control=TimeControl(startup_ms=startup_ms), log_dir=log_dir,
+        bot, chosen, limits=settings.limits(sandbox=sandbox), time_control=settings.time, log_dir=log_dir,
         on_item=lambda item: typer.echo(item.line()),
     )  # fmt: skip
     first = report.first_violation()

@@ -42,8 +42,10 @@ def generate_cmd(
     try:
         n = length if length is not None else load_rules(rules).rounds + 2
         suite, _ = generate(count, n, seed)
-    except (EngineError, RefereeError) as exc:
+    except EngineError as exc:
         fail(str(exc))
+    except RefereeError as exc:
+        fail(exc.naming({"count": "--count", "length": "--length"}))
     text = suite_lines(suite)
     if out is None:
         sys.stdout.write(text)

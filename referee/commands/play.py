@@ -22,11 +22,12 @@ from referee.commands.bot_options import (
     PYTHON_HELP,
     REQUIRE_CGROUPS_HELP,
     SANDBOX_HELP,
+    SETTING_FLAGS,
     sandbox_options,
 )
 from referee.errors import Interrupted
-from referee.match import TimeControl
 from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
+from referee.seats.settings import BotSettings
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
 from referee.text import plural
 
@@ -124,13 +125,15 @@ def play_cmd(
     """Play a match between two bot programs, or against one yourself (human); every move is checked.
 
     Exit 0 when it reached a result."""
+    sandbox, env = sandbox_options(sandbox_mode, bot_env, require_cgroups=require_cgroups)
+    bots = BotSettings(
+        startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms, memory_mb=bot_memory_mb, cpu_s=bot_cpu_s,
+        processes=bot_processes, cpus=bot_cpus, env=env, files=_files(bot_file), python=python,
+    )  # fmt: skip
     setup = PlaySetup(
         seats=(bot1, bot2), rules=rules, rounds=rounds, seed=seed, deals=deals, first_dealer=first_dealer,
-        replay=replay, games=games, time=TimeControl(startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms),
-        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_cwd=bot_cwd, log_dir=log_dir,
-        key=key, bot_processes=bot_processes or None, bot_files=_files(bot_file), python=python,
-        pythons=(python_1, python_2), bot_cpus=bot_cpus or None, ponder=ponder,
-        **sandbox_options(sandbox_mode, bot_env, require_cgroups=require_cgroups),
+        replay=replay, games=games, bots=bots, seat_bots=(BotSettings(python=python_1), BotSettings(python=python_2)),
+        bot_cwd=bot_cwd, log_dir=log_dir, key=key, sandbox=sandbox, ponder=ponder, require_cgroups=require_cgroups,
     )  # fmt: skip
     tally = [0, 0, 0]
     forfeits = [0, 0]
@@ -153,7 +156,7 @@ def play_cmd(
     try:
         play(setup, on_start=started, on_result=report)
     except (PlayError, Interrupted) as exc:
-        fail(str(exc), exc.code)
+        fail(exc.naming(SETTING_FLAGS), exc.code)
     if games > 1 and not as_json:
         lost = "".join(f", seat {s + 1} forfeited {n}" for s, n in enumerate(forfeits) if n)
         typer.echo(f"games: seat 1 won {tally[0]}, seat 2 won {tally[1]}, draws {tally[2]}{lost}")

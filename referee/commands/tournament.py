@@ -27,10 +27,12 @@ from referee.commands.bot_options import (
     PYTHON_HELP,
     REQUIRE_CGROUPS_HELP,
     SANDBOX_HELP,
+    SETTING_FLAGS,
 )
 from referee.errors import Interrupted, RefereeError
 
 if TYPE_CHECKING:
+    from referee.seats.settings import BotSettings
     from referee.tournament.launch import Report
 
 EXIT_CODES = (
@@ -75,6 +77,28 @@ UntilSeparated = Annotated[
     ),
 ]
 """``--until-separated`` of ``tournament`` and ``tournament add``."""
+MaxPairs = Annotated[
+    int | None,
+    typer.Option(
+        "--max-pairs", min=0, max=1_000_000,
+        help="The budget of pairs --until-separated adds (in a ladder step: this step's); default 200.",
+    ),
+]  # fmt: skip
+"""``--max-pairs`` of ``tournament`` and ``tournament add``."""
+
+FLAGS = {
+    **SETTING_FLAGS, "bots": "--bot", "config": "--config", "rules": "--rules", "rounds": "--rounds",
+    "format": "--format", "gauntlet": "--gauntlet", "pairs": "--pairs", "seed": "--seed", "seed_file": "--seed-file",
+    "out": "--out", "shard": "--shard", "sprt": "--sprt", "fail_if_worse": "--fail-if-worse",
+    "min_score": "--min-score", "bot_env": "--bot-env", "compress": "--compress", "bot_options": "--bot-option",
+    "deals": "--deals", "event": "--event", "event_description": "--event-description",
+    "until_separated": "--until-separated", "max_pairs": "--max-pairs", "resume": "--resume", "jobs": "--jobs",
+    "html": "--html", "backend": "--backend", "ray_address": "--ray-address", "ray_working_dir": "--ray-working-dir",
+    "forfeit_broken": "--forfeit-broken", "live_every": "--live-every", "rating_interval": "--rating-interval",
+    "retire": "--retire",
+}  # fmt: skip
+"""The flag of each option of the tournament commands (:class:`~referee.tournament.launch.TournamentRequest`'s
+fields, the bot settings, ``tournament add``'s), for the errors that name a setting."""
 
 
 @tournament_app.callback()
@@ -238,32 +262,39 @@ def tournament_cmd(
         ),
     ] = False,
     until_separated: UntilSeparated = False,
-    max_pairs: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pairs", min=0, max=1_000_000, help="The budget of pairs --until-separated adds; default 200."
-        ),
-    ] = None,
+    max_pairs: MaxPairs = None,
 ) -> None:
     """Run a tournament (or continue one with --resume). See the exit codes above."""
     if ctx.invoked_subcommand is not None:
         return
-    from referee.tournament.launch import Request, run
+    from referee.tournament.launch import TournamentRequest, run
 
-    request = Request(
+    settings = _settings(bot_memory_mb, bot_cpu_s, bot_processes, bot_cpus, bot_file or [], python)
+    request = TournamentRequest(
         bots=tuple(bot or ()), config=config, rules=rules, rounds=rounds, format=fmt, gauntlet=gauntlet,
         pairs=pairs, seed=seed, seed_file=seed_file, startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
         min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
-        backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir,
-        compress=compress,
-        bot_memory_mb=bot_memory_mb, bot_cpu_s=bot_cpu_s, bot_processes=bot_processes, bot_cpus=bot_cpus,
-        ponder=ponder, require_cgroups=require_cgroups, bot_files=tuple(bot_file or ()), python=python,
-        bot_options=tuple(bot_option or ()), deals=deals,
-        event=event, event_description=event_description, forfeit_broken=forfeit_broken, live_every=live_every,
-        rating_interval=rating_interval, until_separated=until_separated, max_pairs=max_pairs,
+        backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir, compress=compress,
+        settings=settings, ponder=ponder, require_cgroups=require_cgroups, bot_options=tuple(bot_option or ()),
+        deals=deals, event=event, event_description=event_description, forfeit_broken=forfeit_broken,
+        live_every=live_every, rating_interval=rating_interval, until_separated=until_separated, max_pairs=max_pairs,
     )  # fmt: skip
     _play_and_report(run, request, as_json)
+
+
+def _settings(memory_mb: int | None, cpu_s: int | None, processes: int | None, cpus: float | None,
+              files: list[str], python: str | None) -> BotSettings:  # fmt: skip
+    """Every bot's settings given by flags (readable files and an interpreter's path made absolute)."""
+    from referee.seats.settings import BotSettings, SettingsError, combine, parse_setting
+
+    try:
+        flags = BotSettings(memory_mb=memory_mb, cpu_s=cpu_s, processes=processes, cpus=cpus)
+        paths = [parse_setting("file", f, f"--bot-file {f!r}") for f in files]
+        interpreter = [] if python is None else [parse_setting("python", python, "--python")]
+        return combine([flags, *paths, *interpreter])
+    except SettingsError as exc:
+        fail(exc.naming(FLAGS))
 
 
 def _play_and_report(play: Callable[..., Report], request: Any, as_json: bool) -> None:
@@ -275,7 +306,7 @@ def _play_and_report(play: Callable[..., Report], request: Any, as_json: bool) -
         typer.echo(f"koikoi-referee: {exc}", err=True)
         sys.exit(exc.code)
     except RefereeError as exc:
-        fail(str(exc))
+        fail(exc.naming(FLAGS))
     _print_report(report, as_json)
 
 
@@ -328,13 +359,7 @@ def add_cmd(
         Path | None, typer.Option("--key", help="The key file the folder's results are signed with.")
     ] = None,
     until_separated: UntilSeparated = False,
-    max_pairs: Annotated[
-        int | None,
-        typer.Option(
-            "--max-pairs", min=0, max=1_000_000,
-            help="The budget of pairs this step's --until-separated adds; default 200.",
-        ),
-    ] = None,
+    max_pairs: MaxPairs = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")] = False,
     html_pages: Annotated[
         bool, typer.Option("--html/--no-html", help="At the end, rewrite the viewer pages and index.html.")
@@ -388,7 +413,7 @@ def merge_cmd(
     try:
         report = merge_folders(dirs, out, key, partial=partial, html=html_pages)
     except RefereeError as exc:
-        fail(str(exc))
+        fail(exc.naming(FLAGS))
     for w in report.warnings:
         _warn(w)
     typer.echo(json.dumps(report.to_json()) if as_json else report.result.table)
@@ -419,7 +444,7 @@ def verify_cmd(
     try:
         report = verify_folder(folder, seed, commitment, signing_key(key, create=False) if key else None)
     except RefereeError as exc:
-        fail(str(exc))
+        fail(exc.naming(FLAGS))
     typer.echo(verify_text(report, folder))
     sys.exit(0 if report.ok else 1)
 

@@ -26,7 +26,7 @@ from referee.rl.policies import Policy, random_policy
 from referee.rl.table import Table
 from referee.seats import BotSeat, SeatFailure
 from referee.seats.exchange import open_seat
-from referee.seats.process import Limits
+from referee.seats.settings import BotSettings
 
 _T = TypeVar("_T")
 
@@ -84,14 +84,19 @@ class RandomOpponent(PolicyOpponent):
 
 
 class BotOpponent(Opponent):
-    """A bot program as the opponent. ``limits`` as for a match (sandbox, memory...); ``time``: its start-up
+    """A bot program as the opponent. ``settings``: its limits, environment, readable files and interpreter (as
+    for a match; each one unset takes its default, but memory is not limited unless set: a learning opponent
+    may load a model), ``sandbox`` the sandbox it runs in; ``time``: its start-up
     time and, per decision, ``move_ms + bank_ms`` (no bank is spent: a slow answer is only a timeout when it
     passes that). The process is reused from match to match (``new_match``) until it fails or a match is left
     unfinished (an episode ended by an illegal action); :meth:`close` ends it."""
 
-    def __init__(self, command: str, *, limits: Limits | None = None, time: TimeControl | None = None) -> None:
+    def __init__(
+        self, command: str, *, settings: BotSettings | None = None, sandbox: str = "auto",
+        time: TimeControl | None = None,
+    ) -> None:  # fmt: skip
         self.command = command
-        self.limits = limits
+        self.limits = (settings or BotSettings()).over(BotSettings(memory_mb=0)).limits(sandbox=sandbox)
         self.time = time or TimeControl(startup_ms=30_000, move_ms=10_000, bank_ms=60_000)
         self.name = command
         self._loop = asyncio.new_event_loop()

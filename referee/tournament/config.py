@@ -25,7 +25,7 @@ from referee.records import TimeControl
 from referee.seats import package
 from referee.seats.package import Package
 from referee.seats.process import ProcessError, absolute_command
-from referee.tournament.settings import TIME_KEYS, BotSettings, SettingsError, from_table
+from referee.seats.settings import BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
 """Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""
@@ -75,14 +75,14 @@ class Sprt:
         try:
             values = [float(p) for p in parts]
         except ValueError:
-            raise TournamentError(f"--sprt {text!r}: expected numbers elo0,elo1[,alpha,beta]") from None
+            raise TournamentError.about("sprt", f"{{}} {text!r}: expected numbers elo0,elo1[,alpha,beta]") from None
         if len(values) not in (2, 4):
-            raise TournamentError(f"--sprt {text!r}: expected elo0,elo1 or elo0,elo1,alpha,beta")
+            raise TournamentError.about("sprt", f"{{}} {text!r}: expected elo0,elo1 or elo0,elo1,alpha,beta")
         sprt = Sprt(*values)
         if not sprt.elo0 < sprt.elo1:
-            raise TournamentError(f"--sprt {text!r}: elo0 must be below elo1")
+            raise TournamentError.about("sprt", f"{{}} {text!r}: elo0 must be below elo1")
         if not (0 < sprt.alpha < 0.5 and 0 < sprt.beta < 0.5):
-            raise TournamentError(f"--sprt {text!r}: alpha and beta must lie between 0 and 0.5")
+            raise TournamentError.about("sprt", f"{{}} {text!r}: alpha and beta must lie between 0 and 0.5")
         return sprt
 
 
@@ -167,7 +167,8 @@ class TournamentConfig:
         if self.gauntlet is not None and self.format is not Format.GAUNTLET:
             raise TournamentError("a gauntlet bot is named but the format is not gauntlet")
         if self.gauntlet is not None and self.gauntlet not in names:
-            raise TournamentError(f"--gauntlet {self.gauntlet!r} is not one of the bots ({', '.join(names)})")
+            bots = ", ".join(names)
+            raise TournamentError.about("gauntlet", f"{{}} {self.gauntlet!r} is not one of the bots ({bots})")
         if not 1 <= self.pairs <= 1_000_000:
             raise TournamentError(f"pairs: {self.pairs} is outside 1..1000000")
         for key in ("startup_ms", "move_ms", "bank_ms"):
@@ -184,11 +185,13 @@ class TournamentConfig:
         for stage in self.ladder:
             for name in stage.retired:
                 if name not in active:
-                    raise TournamentError(f"--retire {name!r}: not an active bot ({', '.join(active)})")
+                    raise TournamentError.about("retire", f"{{}} {name!r}: not an active bot ({', '.join(active)})")
                 active.remove(name)
             active += stage.added
         if self.format is Format.GAUNTLET and self.hero in self.retired:
-            raise TournamentError(f"--retire {self.hero!r}: the gauntlet bot plays every pairing; it cannot retire")
+            raise TournamentError.about(
+                "retire", f"{{}} {self.hero!r}: the gauntlet bot plays every pairing; it cannot retire"
+            )
 
     def settings_of(self, name: str) -> BotSettings:
         """The settings of bot ``name``: its own over the tournament's (time control, environment, limits)."""
@@ -205,8 +208,7 @@ class TournamentConfig:
 
     def time_of(self, name: str) -> TimeControl:
         """The time control of bot ``name``."""
-        s = self.settings_of(name)
-        return TimeControl(*(getattr(s, k) for k in TIME_KEYS))
+        return self.settings_of(name).time
 
     @property
     def hero(self) -> str:
@@ -320,29 +322,31 @@ def parse_shard(text: str) -> tuple[int, int]:
     """``"K/N"`` with 1 <= K <= N."""
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise TournamentError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+        raise TournamentError.about("shard", f"{{}} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
     return int(m.group(1)), int(m.group(2))
 
 
 def parse_bot(text: str) -> BotSpec:
     """``NAME=COMMAND``, or a bot folder alone (named by its manifest)."""
-    found = _package_of(text.strip(), f"--bot {text!r}")
+    found = _package_of(text.strip(), f"{{}} {text!r}", "bots")
     if found is not None:
         return BotSpec(found.name, text.strip())
     name, sep, command = text.partition("=")
     if not sep or not name.strip() or not command.strip():
-        raise TournamentError(
-            f"--bot {text!r}: expected NAME=COMMAND or a bot folder, e.g. greedy='python bots/greedy_bot.py'"
+        raise TournamentError.about(
+            "bots", f"{{}} {text!r}: expected NAME=COMMAND or a bot folder, e.g. greedy='python bots/greedy_bot.py'"
         )
     return BotSpec(name.strip(), command.strip())
 
 
-def _package_of(command: str, source: str) -> Package | None:
-    """The bot package ``command`` names, if it does (:class:`TournamentError` for a bad manifest)."""
+def _package_of(command: str, source: str, setting: str | None = None) -> Package | None:
+    """The bot package ``command`` names, if it does (:class:`TournamentError` for a bad manifest, ``source``
+    saying where it was given, with a ``{}`` naming ``setting`` when one is given)."""
     try:
         return package.find(command)
     except package.PackageError as exc:
-        raise TournamentError(f"{source}: {exc}") from None
+        message = f"{source}: {exc}"
+        raise (TournamentError(message) if setting is None else TournamentError.about(setting, message)) from None
 
 
 def resolve_rules(spec: str | Path, rounds: int | None = None, *, base_dir: Path | None = None) -> Rules:

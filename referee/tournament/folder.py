@@ -220,7 +220,7 @@ def signing_key(path: Path | None, *, create: bool) -> bytes | None:
         if path is not None:
             key = load_key(path, create=False)
             if key is None:
-                raise TournamentError(f"--key {path}: no such file")
+                raise TournamentError.about("key", f"{{}} {path}: no such file")
             return key
         return load_key(None, create=create)
     except SigningError as exc:

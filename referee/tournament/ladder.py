@@ -52,15 +52,15 @@ def extended(config: TournamentConfig, bots: list[BotSpec], retire: tuple[str, .
     names = [b.name for b in config.bots]
     for b in bots:
         if b.name in names:
-            raise TournamentError(
-                f"--bot {b.name}: the tournament has a bot of that name; add a new version under a new name "
-                f"(e.g. {b.name}-2, with --retire {b.name} to stop the old one)"
+            raise TournamentError.about(
+                ("bots", "retire"), f"{{}} {b.name}: the tournament has a bot of that name; add a new version under a "
+                f"new name (e.g. {b.name}-2, with {{}} {b.name} to stop the old one)",
             )
     for name in retire:
         if name not in names:
-            raise TournamentError(f"--retire {name}: not a bot of this tournament ({', '.join(names)})")
+            raise TournamentError.about("retire", f"{{}} {name}: not a bot of this tournament ({', '.join(names)})")
         if name in config.retired:
-            raise TournamentError(f"--retire {name}: already retired")
+            raise TournamentError.about("retire", f"{{}} {name}: already retired")
     workdir = Path.cwd().absolute()
     try:
         added = [dataclasses.replace(b, command=absolute_command(b.command, workdir)) for b in bots]
@@ -75,7 +75,7 @@ def _options(store: Store, req: AddRequest) -> RunOptions:
     added (so a resume spends only what is left)."""
     if not req.until_separated:
         if req.max_pairs is not None:
-            raise TournamentError("--max-pairs is the budget of --until-separated")
+            raise TournamentError.about(("max_pairs", "until_separated"), "{} is the budget of {}")
         return dataclasses.replace(store.options, until_separated=False, max_pairs=None)
     more = DEFAULT_MAX_PAIRS if req.max_pairs is None else req.max_pairs
     return dataclasses.replace(store.options, until_separated=True, max_pairs=store.extended + more)
@@ -89,10 +89,12 @@ def add(req: AddRequest, *, stream: TextIO, warn: Callable[[str], None]) -> Repo
     :class:`~referee.errors.Interrupted` for Ctrl-C and SIGTERM (exit 130, continue with ``--resume``).
     """
     if not req.bots and not req.retire and not req.until_separated:
-        raise TournamentError("name the entrants with --bot NAME=COMMAND (and/or bots to retire with --retire)")
+        raise TournamentError.about(
+            ("bots", "retire"), "name the entrants with {} NAME=COMMAND (and/or bots to retire with {})"
+        )
     specs = [parse_bot(b) for b in req.bots]
     if len({b.name for b in specs}) != len(specs):
-        raise TournamentError(f"--bot: names must be unique; got {', '.join(b.name for b in specs)}")
+        raise TournamentError.about("bots", f"{{}}: names must be unique; got {', '.join(b.name for b in specs)}")
     key = signing_key(req.key, create=False)
     if key is None:
         warn(f"{req.folder / RESULTS}: {NO_KEY}")

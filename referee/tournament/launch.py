@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
+from types import FrameType, MappingProxyType
 from typing import Any, TextIO
 
 from referee.errors import Interrupted
 from referee.records import TimeControl
 from referee.seats.process import isolation_warnings
 from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
+from referee.seats.settings import BotSettings, SettingsError, checked_files, combine, parse_option
 from referee.tournament.commitment import commit
 from referee.tournament.config import (
     BotSpec,
@@ -47,7 +48,6 @@ from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
-from referee.tournament.settings import BotSettings, SettingsError, checked_files, combine, parse_option, parse_setting
 from referee.tournament.store import Store
 from referee.tournament.suite import load_suite
 
@@ -56,64 +56,73 @@ SEED_ENV = "KOIKOI_SEED"
 MAX_SEED = 2**64 - 1
 
 
+DESCRIBES = MappingProxyType({"describes": True})
+"""The metadata of a :class:`TournamentRequest` field that describes the tournament: kept in its folder, so
+refused with ``resume``."""
+RUNS = MappingProxyType({"describes": False})
+"""The metadata of a :class:`TournamentRequest` field about this run only: allowed with ``resume``."""
+
+
 @dataclass(frozen=True)
-class Request:
-    """The ``tournament`` command's options (None: not given)."""
+class TournamentRequest:
+    """What the ``tournament`` command asks: the options that describe the tournament (over its file's; kept
+    in its folder) and those of this run (None, empty or False: not given). Every field says which it is in its
+    metadata (``describes``): :meth:`described` is what a ``resume`` refuses."""
 
-    bots: tuple[str, ...] = ()
-    config: Path | None = None
-    rules: str | None = None
-    rounds: int | None = None
-    format: str | None = None
-    gauntlet: str | None = None
-    pairs: int | None = None
-    seed: int | None = None
-    seed_file: Path | None = None
-    startup_ms: int | None = None
-    move_ms: int | None = None
-    bank_ms: int | None = None
-    jobs: int | None = None
-    out: Path | None = None
-    resume: Path | None = None
-    shard: str | None = None
-    sprt: str | None = None
-    fail_if_worse: bool = False
-    min_score: float | None = None
-    html: bool = True
-    key: Path | None = None
-    sandbox: str | None = None  # auto, bwrap or none (over the tournament file's)
-    bot_env: tuple[str, ...] = ()  # NAME=VALUE, added to the tournament file's [bot_env]
-    backend: str = "local"  # local or ray (also with --resume)
-    ray_address: str | None = None  # with --backend ray: the cluster to join
-    ray_working_dir: Path | None = None  # with --backend ray: the folder Ray copies to every node
-    compress: bool = False  # replays as .jsonl.gz
-    bot_memory_mb: int | None = None  # every bot's limits, over the tournament file's [limits]
-    bot_cpu_s: int | None = None
-    bot_processes: int | None = None
-    bot_cpus: float | None = None
-    ponder: bool = False  # bots may think on the opponent's time (over the tournament file's)
-    require_cgroups: bool = False  # no fall-back to rlimits where cgroups do not work
-    bot_files: tuple[str, ...] = ()
-    python: str | None = None
-    bot_options: tuple[str, ...] = ()  # NAME:key=value, one bot's setting over everything else
-    deals: Path | None = None  # a deal suite (referee.tournament.suite)
-    event: str | None = None  # the event's name (over the tournament file's [event])
-    event_description: str | None = None
-    forfeit_broken: bool = False  # a bot that fails the preflight plays (and forfeits) instead of stopping the run
-    live_every: int = 0  # rewrite the report files and home page every N results while running (0: at the end)
-    rating_interval: int = 0  # print interim standings every N complete pairs (0: at the end)
-    until_separated: bool = False  # then add pairs where adjacent ranks overlap (referee.tournament.separation)
-    max_pairs: int | None = None  # the budget of pairs --until-separated adds
+    bots: tuple[str, ...] = field(default=(), metadata=DESCRIBES)
+    config: Path | None = field(default=None, metadata=DESCRIBES)
+    rules: str | None = field(default=None, metadata=DESCRIBES)
+    rounds: int | None = field(default=None, metadata=DESCRIBES)
+    format: str | None = field(default=None, metadata=DESCRIBES)
+    gauntlet: str | None = field(default=None, metadata=DESCRIBES)
+    pairs: int | None = field(default=None, metadata=DESCRIBES)
+    seed: int | None = field(default=None, metadata=DESCRIBES)
+    seed_file: Path | None = field(default=None, metadata=DESCRIBES)
+    startup_ms: int | None = field(default=None, metadata=DESCRIBES)
+    move_ms: int | None = field(default=None, metadata=DESCRIBES)
+    bank_ms: int | None = field(default=None, metadata=DESCRIBES)
+    out: Path | None = field(default=None, metadata=DESCRIBES)
+    shard: str | None = field(default=None, metadata=DESCRIBES)
+    sprt: str | None = field(default=None, metadata=DESCRIBES)
+    fail_if_worse: bool = field(default=False, metadata=DESCRIBES)
+    min_score: float | None = field(default=None, metadata=DESCRIBES)
+    sandbox: str | None = field(default=None, metadata=DESCRIBES)  # auto, bwrap or none
+    bot_env: tuple[str, ...] = field(default=(), metadata=DESCRIBES)  # NAME=VALUE, over the file's [bot_env]
+    compress: bool = field(default=False, metadata=DESCRIBES)  # replays as .jsonl.gz
+    settings: BotSettings = field(default=BotSettings(), metadata=DESCRIBES)  # over the file's [limits]
+    ponder: bool = field(default=False, metadata=DESCRIBES)  # bots think on the other's time
+    require_cgroups: bool = field(default=False, metadata=DESCRIBES)  # no fall-back to rlimits
+    bot_options: tuple[str, ...] = field(default=(), metadata=DESCRIBES)  # NAME:key=value, over the rest
+    deals: Path | None = field(default=None, metadata=DESCRIBES)  # a deal suite
+    event: str | None = field(default=None, metadata=DESCRIBES)  # over the file's [event]
+    event_description: str | None = field(default=None, metadata=DESCRIBES)
+    until_separated: bool = field(default=False, metadata=DESCRIBES)  # add pairs where adjacent ranks overlap
+    max_pairs: int | None = field(default=None, metadata=DESCRIBES)  # the budget of pairs until_separated adds
+    resume: Path | None = field(default=None, metadata=RUNS)  # continue the tournament in this folder
+    jobs: int | None = field(default=None, metadata=RUNS)
+    key: Path | None = field(default=None, metadata=RUNS)
+    html: bool = field(default=True, metadata=RUNS)
+    backend: str = field(default="local", metadata=RUNS)  # local or ray
+    ray_address: str | None = field(default=None, metadata=RUNS)  # the Ray cluster to join
+    ray_working_dir: Path | None = field(default=None, metadata=RUNS)  # copied to every node
+    forfeit_broken: bool = field(default=False, metadata=RUNS)  # a bot failing the preflight forfeits
+    live_every: int = field(default=0, metadata=RUNS)  # report every N results (0: at the end)
+    rating_interval: int = field(default=0, metadata=RUNS)  # standings every N pairs (0: at the end)
 
-    def tournament_options_given(self) -> bool:
-        """Any option that describes the tournament (not allowed with ``--resume``)."""
-        values = [self.bots, self.config, self.rules, self.rounds, self.format, self.gauntlet, self.pairs,
-                  self.seed, self.seed_file, self.startup_ms, self.move_ms, self.bank_ms, self.out, self.shard,
-                  self.sprt, self.min_score, self.sandbox, self.bot_env, self.bot_memory_mb, self.bot_cpu_s,
-                  self.bot_processes, self.bot_cpus, self.bot_files, self.python, self.bot_options,
-                  self.deals, self.event, self.event_description, self.max_pairs]  # fmt: skip
-        flags = (self.fail_if_worse, self.compress, self.ponder, self.require_cgroups, self.until_separated)
-        return any(v is not None and v != () for v in values) or any(flags)
+    def described(self) -> list[str]:
+        """The names of the fields given that describe the tournament (what ``resume`` refuses); for the bot
+        settings, the names of those set (``memory_mb``...)."""
+        out: list[str] = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["describes"] and value != f.default:
+                out += _set_in(value) if isinstance(value, BotSettings) else [f.name]
+        return out
+
+
+def _set_in(settings: BotSettings) -> list[str]:
+    """The names of the settings set in ``settings``."""
+    return [f.name for f in dataclasses.fields(settings) if getattr(settings, f.name) != f.default]
 
 
 @dataclass
@@ -143,11 +152,13 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def read_seed(text: str, source: str) -> int:
-    """A seed written as a whole number 0 .. 2**64-1 (surrounding blanks allowed)."""
+def read_seed(text: str, source: str, setting: str | None = None) -> int:
+    """A seed written as a whole number 0 .. 2**64-1 (surrounding blanks allowed); ``source`` says where it was
+    read, with a ``{}`` naming ``setting`` when one is given."""
     value = text.strip()
     if not value.isdigit() or int(value) > MAX_SEED:
-        raise TournamentError(f"{source}: a seed is a whole number from 0 to {MAX_SEED}")
+        message = f"{source}: a seed is a whole number from 0 to {MAX_SEED}"
+        raise TournamentError(message) if setting is None else TournamentError.about(setting, message)
     return int(value)
 
 
@@ -159,15 +170,17 @@ def secret_seed(seed_file: Path | None, environ: MutableMapping[str, str]) -> in
         try:
             text = seed_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise TournamentError(f"--seed-file {seed_file}: cannot read: {getattr(exc, 'strerror', exc)}") from None
-        return read_seed(text, f"--seed-file {seed_file}")
+            why = getattr(exc, "strerror", exc)
+            raise TournamentError.about("seed_file", f"{{}} {seed_file}: cannot read: {why}") from None
+        return read_seed(text, f"{{}} {seed_file}", "seed_file")
     if from_env is not None:
         return read_seed(from_env, f"${SEED_ENV}")
     return None
 
 
-def build_config(req: Request, secret: int | None) -> TournamentConfig:
+def build_config(req: TournamentRequest, secret: int | None) -> TournamentConfig:
     """The tournament of the options, on top of the tournament file if one is given."""
+    checked_files(req.settings)
     base = load_config(req.config) if req.config else None
     specs = _with_bot_options([*(base.bots if base else ()), *(parse_bot(b) for b in req.bots)], req.bot_options)
     if req.rules is not None:
@@ -182,14 +195,16 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
     try:
         format_ = Format(fmt) if fmt is not None else (base.format if base else Format.ROUND_ROBIN)
     except ValueError:
-        raise TournamentError(f"--format {fmt!r}: choose round-robin or gauntlet") from None
+        raise TournamentError.about("format", f"{{}} {fmt!r}: choose round-robin or gauntlet") from None
     if req.seed is not None and secret is not None:
-        raise TournamentError(f"--seed and a secret seed (--seed-file or ${SEED_ENV}) are both given; choose one")
+        raise TournamentError.about(
+            ("seed", "seed_file"), f"{{}} and a secret seed ({{}} or ${SEED_ENV}) are both given; choose one"
+        )
     given = req.seed if req.seed is not None else secret
     from_file = base is not None and not base.seed_drawn
     t0 = base.time if base else TimeControl()
     if req.sandbox is not None and req.sandbox not in MODES:
-        raise TournamentError(f"--sandbox {req.sandbox!r}: choose auto, bwrap or none")
+        raise TournamentError.about("sandbox", f"{{}} {req.sandbox!r}: choose auto, bwrap or none")
     return TournamentConfig(
         bots=tuple(specs),
         rules=rule_set,
@@ -205,7 +220,7 @@ def build_config(req: Request, secret: int | None) -> TournamentConfig:
         ),
         sandbox=req.sandbox or (base.sandbox if base else "auto"),
         bot_env=(*(base.bot_env if base else ()), *parse_env(req.bot_env)),
-        settings=_global_settings(req).over(base.settings if base else BotSettings()),
+        settings=req.settings.over(base.settings if base else BotSettings()),
         suite=load_suite(req.deals) if req.deals is not None else (),
         workdir=str(Path.cwd().absolute()),
         ponder=req.ponder or (base.ponder if base else False),
@@ -221,20 +236,6 @@ def _isolation(mode: str, require_cgroups: bool, warn: Callable[[str], None]) ->
     """Warn of each defence the bots go without here (:class:`SandboxError` where cgroups are required)."""
     for line in isolation_warnings(resolve(mode, lambda _: None) == "bwrap", require_cgroups=require_cgroups):
         warn(line)
-
-
-def _global_settings(req: Request) -> BotSettings:
-    """The settings of every bot given by flags (``--bot-memory-mb``, ``--bot-file``, ``--python``...)."""
-    try:
-        files = [parse_setting("file", f, f"--bot-file {f!r}") for f in req.bot_files]
-        python = [parse_setting("python", req.python, "--python")] if req.python is not None else []
-        flags = BotSettings(memory_mb=req.bot_memory_mb, cpu_s=req.bot_cpu_s, processes=req.bot_processes,
-                            cpus=req.bot_cpus)  # fmt: skip
-        settings = combine([flags, *files, *python])
-        checked_files(settings, "--bot-file")
-    except SettingsError as exc:
-        raise TournamentError(str(exc)) from None
-    return settings
 
 
 def _with_bot_options(specs: list[BotSpec], options: tuple[str, ...]) -> list[BotSpec]:
@@ -256,7 +257,7 @@ def _with_bot_options(specs: list[BotSpec], options: tuple[str, ...]) -> list[Bo
 
 
 def run(
-    req: Request,
+    req: TournamentRequest,
     *,
     stream: TextIO,
     warn: Callable[[str], None],
@@ -273,21 +274,20 @@ def run(
         raise Interrupted.resumable(req.resume or req.out) from None
 
 
-def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: MutableMapping[str, str]) -> Report:
+def _run(
+    req: TournamentRequest, stream: TextIO, warn: Callable[[str], None], environ: MutableMapping[str, str]
+) -> Report:
     jobs = req.jobs or default_jobs()
     if req.backend not in ("local", "ray"):
-        raise TournamentError(f"--backend {req.backend!r}: choose local or ray")
+        raise TournamentError.about("backend", f"{{}} {req.backend!r}: choose local or ray")
     if (req.ray_address is not None or req.ray_working_dir is not None) and req.backend != "ray":
-        raise TournamentError("--ray-address and --ray-working-dir need --backend ray")
+        raise TournamentError.about(("ray_address", "ray_working_dir", "backend"), "{} and {} need {} ray")
     ray_dir = str(req.ray_working_dir.resolve()) if req.ray_working_dir is not None else None
     if req.resume is not None:
         environ.pop(SEED_ENV, None)
-        if req.tournament_options_given():
-            raise TournamentError(
-                "--resume takes only --jobs, --key, --backend, --ray-* (and --json, --html, --live-every, "
-                "--rating-interval, --forfeit-broken): the tournament's "
-                "options, its sandbox "
-                "included, are in its folder"
+        if given := req.described():
+            raise TournamentError.about(
+                given[0], "{} describes the tournament: a resumed one keeps the options in its folder"
             )
         key = signing_key(req.key, create=False)
         if key is None:
@@ -309,16 +309,17 @@ def _run(req: Request, stream: TextIO, warn: Callable[[str], None], environ: Mut
         where: Path = req.resume
     else:
         if not req.bots and req.config is None:
-            raise TournamentError(
-                "name the bots with --bot NAME=COMMAND (twice or more) or a tournament file with --config"
+            raise TournamentError.about(
+                ("bots", "config"), "name the bots with {} NAME=COMMAND (twice or more) or a tournament file with {}"
             )
         config = build_config(req, secret_seed(req.seed_file, environ))
         # the folder records the sandbox the bots really run in, and a resumed run needs the same
         config = dataclasses.replace(config, sandbox=resolve(config.sandbox, warn))
         _isolation(config.sandbox, config.require_cgroups, warn)
         if config.seed_drawn and req.shard:
-            raise TournamentError(
-                f"--shard needs the seed every shard shares: --seed-file FILE or ${SEED_ENV} (or --seed)"
+            raise TournamentError.about(
+                ("shard", "seed_file", "seed"),
+                f"{{}} needs the seed every shard shares: {{}} FILE or ${SEED_ENV} (or {{}})",
             )
         options = RunOptions(
             jobs=jobs,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -38,14 +39,7 @@ from referee.errors import OutputError, RefereeError
 from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.seats import BotSeat
-from referee.seats.process import (
-    DEFAULT_CPUS,
-    DEFAULT_MEMORY_MB,
-    DEFAULT_PROCESSES,
-    Limits,
-    adopt_orphans,
-    kill_all_now,
-)
+from referee.seats.process import Limits, adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output, output_error
 from referee.tournament.records import Played
@@ -55,15 +49,8 @@ from referee.tournament.schedule import MatchSpec, work_units
 def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
     """The limits of bot ``name`` of ``config`` (None: of a bot without settings of its own): a fresh working
     directory, the tournament's sandbox, and its settings (memory 2048 MiB unless set; 0: no limit)."""
-    s = config.settings_of(name) if name is not None else config.settings
-    memory = DEFAULT_MEMORY_MB if s.memory_mb is None else s.memory_mb
-    return Limits(
-        cpu_seconds=s.cpu_s or None, memory_bytes=(memory << 20) or None, sandbox=config.sandbox,
-        processes=DEFAULT_PROCESSES if s.processes is None else (s.processes or None),
-        env=s.env if name is not None else config.bot_env, files=s.files, python=s.python,
-        cpus=DEFAULT_CPUS if s.cpus is None else (s.cpus or None), ponder=config.ponder,
-        require_cgroups=config.require_cgroups,
-    )  # fmt: skip
+    s = config.settings_of(name) if name is not None else dataclasses.replace(config.settings, env=config.bot_env)
+    return s.limits(sandbox=config.sandbox, ponder=config.ponder, require_cgroups=config.require_cgroups)
 
 
 Emit = Callable[[MatchSpec, MatchResult, Played], None]

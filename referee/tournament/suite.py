@@ -59,12 +59,16 @@ def parse_suite(lines: list[str], source: str) -> Suite:
 
 
 def load_suite(path: Path) -> Suite:
-    """The suite in the file ``path``; :class:`SuiteError` if it cannot be read or is malformed."""
+    """The suite in the file ``path``; :class:`SuiteError` (about the setting ``deals``) if it cannot be read or
+    is malformed."""
     try:
         text = path.read_text(encoding="utf-8")
+        return parse_suite(text.splitlines(), str(path))
     except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"--deals {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    return parse_suite(text.splitlines(), f"--deals {path}")
+        why = getattr(exc, "strerror", None) or exc
+        raise SuiteError.about("deals", f"{{}} {path}: cannot read: {why}") from None
+    except SuiteError as exc:
+        raise SuiteError.about("deals", f"{{}} {exc}") from None
 
 
 def sequence_seed(seed: int, index: int) -> int:
@@ -77,9 +81,9 @@ def generate(count: int, length: int, seed: int | None = None) -> tuple[Suite, b
     """``count`` sequences of ``length`` shuffled deals from ``seed`` (drawn at random when None); returns the
     suite and whether the seed was drawn."""
     if not 1 <= count <= MAX_SEQUENCES:
-        raise SuiteError(f"--count {count}: choose 1 to {MAX_SEQUENCES}")
+        raise SuiteError.about("count", f"{{}} {count}: choose 1 to {MAX_SEQUENCES}")
     if not 1 <= length <= MAX_LENGTH:
-        raise SuiteError(f"--length {length}: choose 1 to {MAX_LENGTH}")
+        raise SuiteError.about("length", f"{{}} {length}: choose 1 to {MAX_LENGTH}")
     drawn = seed is None
     base = secrets.randbits(64) if seed is None else seed
     return tuple(tuple(shuffled_deal(sequence_seed(base, k), j) for j in range(length)) for k in range(count)), drawn

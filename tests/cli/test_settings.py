@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from referee.cli import app
 from referee.seats.process import absolute_command
 from referee.seats.sandbox import bwrap_path
+from referee.seats.settings import BotSettings, SettingsError, parse_option
 from referee.tournament.config import TournamentError, config_from_dict
-from referee.tournament.settings import BotSettings, SettingsError, parse_option
 from tests.helpers import FAST, referee
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
@@ -183,7 +183,8 @@ def test_tournament_file_settings_are_checked(tmp_path: Path) -> None:
 
 def test_resume_refuses_settings_flags(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["tournament", "--resume", str(tmp_path), "--bot-memory-mb", "4096"])
-    assert result.exit_code == 2 and "--resume takes only" in result.stderr
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert "--bot-memory-mb describes the tournament" in result.stderr
 
 
 READER = """\

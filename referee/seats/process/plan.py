@@ -109,7 +109,7 @@ def isolation_warnings(sandboxed: bool, *, require_cgroups: bool = False) -> lis
     why = cgroups.reason()
     if why is not None:
         if require_cgroups:
-            raise sandbox.SandboxError(f"--require-cgroups: {why}")
+            raise sandbox.SandboxError.about("require_cgroups", f"{{}}: {why}")
         out.append(f"bots run without cgroups ({why}): memory and CPU time are limited per process, no CPU "
                    "share is enforced, and a bot is stopped between its turns with SIGSTOP")  # fmt: skip
     if sandboxed:

@@ -14,7 +14,8 @@ from referee.tournament.config import TournamentConfig, TournamentError
 from referee.tournament.preflight import first_line
 from referee.tournament.ray_backend.worker import check_node
 
-NEEDS_RAY = "--backend ray needs Ray: pip install 'koikoi-referee[ray]'"
+NEEDS_RAY = "{} ray needs Ray: pip install 'koikoi-referee[ray]'"
+"""The error of the ray backend where Ray is not installed (``{}`` names the setting ``backend``)."""
 LOCAL_STORE = 200_000_000
 """Object store bytes of a Ray runtime started here (results and replays are small)."""
 CONNECT_S = 10.0
@@ -56,7 +57,9 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
     except (OSError, ValueError) as exc:
-        raise TournamentError(f"--ray-address {address}: no Ray head answers there: {first_line(exc)}") from None
+        raise TournamentError.about(
+            "ray_address", f"{{}} {address}: no Ray head answers there: {first_line(exc)}"
+        ) from None
 
 
 def connect(address: str | None, jobs: int, working_dir: str | None = None) -> bool:
@@ -66,7 +69,7 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
     try:
         import ray
     except ImportError:
-        raise TournamentError(NEEDS_RAY) from None
+        raise TournamentError.about("backend", NEEDS_RAY) from None
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no report to Ray's usage server
@@ -74,7 +77,7 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
     quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if working_dir is not None:
         if not os.path.isdir(working_dir):
-            raise TournamentError(f"--ray-working-dir {working_dir}: not a folder")
+            raise TournamentError.about("ray_working_dir", f"{{}} {working_dir}: not a folder")
         quiet["runtime_env"] = {"working_dir": working_dir}
     # Ray's core worker takes over SIGTERM and SIGINT (and exits); the referee's handlers come back, so that both
     # still interrupt the run for a later --resume
@@ -87,8 +90,9 @@ def connect(address: str | None, jobs: int, working_dir: str | None = None) -> b
         else:  # "local": a runtime of its own, even where a cluster was started on this machine
             ray.init(address="local", num_cpus=jobs, include_dashboard=False, object_store_memory=LOCAL_STORE, **quiet)
     except (OSError, RuntimeError, ValueError) as exc:
-        where = f"--ray-address {address}" if address else "a local Ray runtime"
-        raise TournamentError(f"{where}: cannot connect: {first_line(exc)}") from None
+        if address is None:
+            raise TournamentError(f"a local Ray runtime: cannot connect: {first_line(exc)}") from None
+        raise TournamentError.about("ray_address", f"{{}} {address}: cannot connect: {first_line(exc)}") from None
     finally:
         if threading.current_thread() is threading.main_thread():
             for sig, handler in handlers.items():

@@ -1,22 +1,27 @@
-"""What a tournament bot may use: its time control, resource limits, environment, readable files and interpreter.
+"""What a bot may use: its time control, resource limits, environment, readable files and interpreter.
 
-A :class:`BotSettings` holds the settings given for the whole tournament (``--bot-memory-mb``, ``[limits]``...)
-or for one bot (``--bot-option NAME:key=value``, the keys of a bot's table in the tournament file); a value left
-None is inherited. :meth:`BotSettings.over` lays one on another: per-bot values over the tournament's, the
-tournament's over the defaults. The keys are the same everywhere:
+:class:`BotSettings` is the one record of them, for ``play``, a tournament, the learning environment's opponent and
+the bot process layer (whose :class:`~referee.seats.process.Limits` is built from it by
+:meth:`BotSettings.limits`, the only place). One unit per setting (below) and one meaning of each value: None is
+*not set* (inherited: :meth:`BotSettings.over` lays per-bot values over the tournament's, and whatever is still
+unset takes its default), 0 is *no limit*. The keys are the same everywhere (``--bot-option NAME:key=value``,
+a tournament file's ``[limits]`` and bot tables, a bot's settings in ``tournament.json``):
 
 ========== =================================================================================
 startup_ms time for the handshake (ms)
 move_ms    time per decision (ms)
 bank_ms    time bank per match (ms)
 memory_mb  memory of the whole bot: its cgroup's limit, else per process (MiB; 0: none; default 2048)
-cpu_s      CPU-time limit per bot process (s; 0: none)
+cpu_s      CPU-time limit per bot process (s; 0: none; default none)
 processes  processes and threads of one sandboxed bot (0: none; default 256)
 cpus       the bot's CPU quota (a number of CPUs, e.g. 1 or 0.5; 0: none; default 1)
 env        ``NAME=VALUE`` added to the bot's environment (repeat)
 file       a host file or folder the sandboxed bot may read (repeat; ``files`` in a file)
 python     the interpreter of a ``.py`` bot (default: the referee's own)
 ========== =================================================================================
+
+A bad value is a :class:`SettingsError` whose :attr:`~referee.errors.RefereeError.setting` is the key, so that
+the command line can name its flag instead.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import UsageError
+from referee.records import TimeControl
+from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES, Limits
 from referee.seats.sandbox import SandboxError, parse_env
 
 TIME_KEYS = ("startup_ms", "move_ms", "bank_ms")
@@ -45,7 +52,7 @@ MAX_CPUS = 1024
 
 
 class SettingsError(UsageError):
-    """A bad bot setting (flag or tournament file)."""
+    """A bad bot setting (flag or tournament file); :attr:`setting` names its key."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +74,9 @@ class BotSettings:
         for key, top in _MAX.items():
             value = getattr(self, key)
             if value is not None and not 0 <= value <= top:
-                raise SettingsError(f"{key}: {value} is outside 0..{top}")
+                raise SettingsError.about(key, f"{{}}: {value} is outside 0..{top}")
         if self.cpus is not None and not 0 <= self.cpus <= MAX_CPUS:
-            raise SettingsError(f"cpus: {self.cpus} is outside 0..{MAX_CPUS}")
+            raise SettingsError.about("cpus", f"{{}}: {self.cpus} is outside 0..{MAX_CPUS}")
 
     @property
     def empty(self) -> bool:
@@ -85,6 +92,27 @@ class BotSettings:
         env.update(self.env)
         files = tuple(dict.fromkeys((*base.files, *self.files)))
         return BotSettings(**values, env=tuple(env.items()), files=files)
+
+    @property
+    def time(self) -> TimeControl:
+        """The time control of these settings (each value unset: :class:`~referee.records.TimeControl`'s default)."""
+        default = TimeControl()
+        return TimeControl(*(getattr(default, k) if getattr(self, k) is None else getattr(self, k) for k in TIME_KEYS))
+
+    def limits(
+        self, *, sandbox: str = "auto", cwd: Path | None = None, ponder: bool = False, require_cgroups: bool = False
+    ) -> Limits:
+        """The process layer's limits of a bot with these settings (each one unset takes its default, 0 none), in
+        ``sandbox`` (``auto``, ``bwrap`` or ``none``) and working directory ``cwd`` (None: a fresh one);
+        ``ponder`` and ``require_cgroups`` as in :class:`~referee.seats.process.Limits`."""
+        memory = DEFAULT_MEMORY_MB if self.memory_mb is None else self.memory_mb
+        return Limits(
+            cpu_seconds=self.cpu_s or None, memory_bytes=(memory << 20) or None, cwd=cwd, sandbox=sandbox,
+            processes=DEFAULT_PROCESSES if self.processes is None else (self.processes or None),
+            env=self.env, files=self.files, python=self.python,
+            cpus=DEFAULT_CPUS if self.cpus is None else (self.cpus or None), ponder=ponder,
+            require_cgroups=require_cgroups,
+        )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON of the values set (nothing for empty settings, so older descriptions keep their hash)."""
@@ -215,8 +243,11 @@ def combine(parts: list[BotSettings]) -> BotSettings:
     return out
 
 
-def checked_files(settings: BotSettings, source: str) -> None:
-    """:class:`SettingsError` when a readable file or folder of ``settings`` does not exist."""
+def checked_files(settings: BotSettings, source: str | None = None) -> None:
+    """:class:`SettingsError` when a readable file or folder of ``settings`` (of ``source``, e.g. a bot; None:
+    the setting ``files`` itself) does not exist."""
     for f in settings.files:
         if not os.path.exists(f):
+            if source is None:
+                raise SettingsError.about("files", f"{{}} {f}: no such file or folder to make readable")
             raise SettingsError(f"{source}: no such file or folder to make readable: {f}")
