@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from referee.tournament.config import TournamentConfig
@@ -32,6 +32,12 @@ FAILED_LOGS = 50
 
 POINTS = 40
 """The fewest checkpoints of the ratings picture once there are that many results (at most twice as many)."""
+
+
+def light(rec: Record) -> Record:
+    """``rec`` without what no page shows: its round ends and its decision-time histograms."""
+    stats = tuple(replace(s, histogram={}) for s in rec.result.seat_stats)
+    return replace(rec, result=replace(rec.result, round_ends=(), seat_stats=stats))
 
 
 def has_log(path: Path) -> bool:
@@ -70,6 +76,10 @@ class Digest:
     def add(self, rec: Record) -> None:
         """One more finished match."""
         self.count += 1
+        if self.tally is None:
+            self.tally = Tally(self.config)
+        self.tally.add(rec)
+        rec = light(rec)
         self.last.append(rec)
         for name in dict.fromkeys(rec.spec.seats):
             self.games.setdefault(name, deque(maxlen=BOT_GAMES)).append(rec)
@@ -80,9 +90,6 @@ class Digest:
             if has_log(log):
                 entry = (rec, log.relative_to(self.root).as_posix())
                 self.failed.setdefault(off[0], deque(maxlen=FAILED_LOGS)).append(entry)
-        if self.tally is None:
-            self.tally = Tally(self.config)
-        self.tally.add(rec)
         if self.count % self.stride == 0:
             self._checkpoint()
             if len(self.checkpoints) >= 2 * self.points:  # keep every other one, then take half as many

@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.engine import PRESETS
 from referee.records import MatchResult, Termination
 from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, compute, start
@@ -34,6 +36,7 @@ def _pages(folder: Path) -> dict[str, tuple[int, int, bytes]]:
     return out
 
 
+@pytest.mark.slow  # real bots
 def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: Path) -> None:
     bots = (BotSpec("one", f"{sys.executable} {BOT} --seed 1"), BotSpec("two", f"{sys.executable} {BOT} --seed 2"))
     config = TournamentConfig(bots=bots, rules=PRESETS["cardavia"], pairs=3, seed=5, sandbox="none")
@@ -58,6 +61,7 @@ def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: 
     assert f'href="{ids[0]}.html"' in first and f'href="{ids[2]}.html"' in first
 
 
+@pytest.mark.slow  # real bots
 def test_a_resumed_finished_folder_keeps_its_match_pages(tmp_path: Path) -> None:
     out = tmp_path / "t"
     args = ["-b", "a=bots/random_bot.py --seed 1", "-b", "b=bots/random_bot.py --seed 2", *FAST, "--pairs", "2",
@@ -77,6 +81,7 @@ def test_a_resumed_finished_folder_keeps_its_match_pages(tmp_path: Path) -> None
     }
 
 
+@pytest.mark.slow  # real bots
 def test_a_merge_copies_the_shards_pages(tmp_path: Path) -> None:
     common = ["-b", "a=bots/random_bot.py --seed 1", "-b", "b=bots/random_bot.py --seed 2", *FAST, "--pairs", "2",
               "--seed", "4", "-j", "1", "--sandbox", "none"]  # fmt: skip
