@@ -26,7 +26,8 @@ def html_cmd(
         ),
     ] = None,
 ) -> None:
-    """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html."""
+    """Write a replay as one HTML page to step through; for a folder, a page per replay and an index.html (a
+    tournament's folder: the match pages it lacks, then its home page and bot pages)."""
     from referee.tournament.pages import is_tournament, write_site  # a tournament's folder: its own pages
 
     try:

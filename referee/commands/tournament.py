@@ -161,8 +161,8 @@ def tournament_cmd(
         bool,
         typer.Option(
             "--html/--no-html",
-            help="At the end, write a viewer page per match and index.html in the output folder "
-            "(about 50 ms and 150 kB a match; also later with: replay html DIR).",
+            help="Write a viewer page per match as it is recorded (by the worker that played it) and, at the end, "
+            "index.html in the output folder (about 50 ms and 150 kB a match; also later with: replay html DIR).",
         ),
     ] = True,
     seed_file: Annotated[
@@ -362,7 +362,7 @@ def add_cmd(
     max_pairs: MaxPairs = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON instead of the table.")] = False,
     html_pages: Annotated[
-        bool, typer.Option("--html/--no-html", help="At the end, rewrite the viewer pages and index.html.")
+        bool, typer.Option("--html/--no-html", help="Write the new matches' viewer pages, then index.html.")
     ] = True,
     forfeit_broken: Annotated[
         bool,

@@ -9,6 +9,7 @@ becomes a :class:`ViewerError` with a one-line message.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -45,8 +46,9 @@ def embed_json(data: Any) -> str:
     return text
 
 
+@functools.cache
 def asset(name: str) -> str:
-    """The text of the viewer asset ``name`` (shipped in the package)."""
+    """The text of the viewer asset ``name`` (shipped in the package; read once a process)."""
     return resources.files("referee").joinpath("replay", "assets", name).read_text(encoding="utf-8")
 
 

@@ -1,9 +1,10 @@
 """A page per bot of a tournament folder (``bots/NAME.html``), linked from the home page's leaderboard.
 
 Each shows the bot's line of the leaderboard, its rating as the results came in, the distribution of its
-decision times, its memory, every game it played (opponent, seat, result, forfeit reason and detail, its
-decisions, longest decision and peak memory in that game) and the stderr log of each match it forfeited. Logs
-are found where :meth:`~referee.tournament.folder.Output.log` puts them. Self-contained like every page here.
+decision times, its memory, its last games (opponent, seat, result, forfeit reason and detail, its decisions,
+longest decision and peak memory in that game; every game is in ``matches.csv``) and the stderr logs of the last
+matches it forfeited, from a :class:`~referee.tournament.digest.Digest`. Logs are found where
+:meth:`~referee.tournament.folder.Output.log` puts them. Self-contained like every page here.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from referee.records import bucket_upper_ms
 from referee.replay.html import asset, fill, nav_links
 from referee.text import scores_text
 from referee.tournament.columns import LEADERBOARD_HEAD, leaderboard_cells
+from referee.tournament.digest import Digest
 from referee.tournament.folder import Output, existing_replay, write_atomic
-from referee.tournament.records import Record
 from referee.tournament.standings import Standings
 
 FOLDER = "bots"
@@ -116,13 +117,18 @@ def _times_svg(histogram: dict[int, int]) -> str:
     return "\n".join(parts)
 
 
-def _games(root: Path, name: str, records: Sequence[Record]) -> tuple[str, list[str]]:
-    """The table of the bot's games, and the links to its logs of the matches it forfeited."""
-    rows, failed = [], []
-    for rec in sorted(records, key=lambda r: r.spec.index):
+def _failed(digest: Digest, name: str) -> list[str]:
+    """The links to the bot's logs of the last matches it forfeited, in schedule order."""
+    failed = sorted(digest.failed.get(name, ()), key=lambda entry: entry[0].spec.index)
+    return [f'<li><a href="{_e("../" + quote(log))}">{_e(rec.spec.match_id)}</a>: '
+            f"{_e(rec.offender[1].value if rec.offender else '')}</li>" for rec, log in failed]  # fmt: skip
+
+
+def _games(root: Path, name: str, digest: Digest) -> str:
+    """The table of the bot's last games, in schedule order."""
+    rows = []
+    for rec in sorted(digest.games.get(name, ()), key=lambda r: r.spec.index):
         seats = rec.spec.seats
-        if name not in seats:
-            continue
         seat = seats.index(name)
         mid, res = rec.spec.match_id, rec.result
         other = seats[1 - seat]
@@ -135,8 +141,6 @@ def _games(root: Path, name: str, records: Sequence[Record]) -> tuple[str, list[
         stats = res.seat_stats[seat] if res.seat_stats else None
         log = _log_href(root, mid, name)
         log_cell = f'<a href="{_e(log)}">log</a>' if log else "-"
-        if log and res.forfeit is not None and seats[res.forfeit.seat] == name:
-            failed.append(f'<li><a href="{_e(log)}">{_e(mid)}</a>: {_e(res.forfeit.reason.value)}</li>')
         cells = [
             f'<a href="{_e(_match_href(root, mid))}">{_e(mid)}</a>', _e(other), str(seat + 1), outcome,
             _e(scores_text(list(res.scores))), _e(why) or "-",
@@ -148,13 +152,12 @@ def _games(root: Path, name: str, records: Sequence[Record]) -> tuple[str, list[
         ) + "</tr>")  # fmt: skip
     head = ["match", "against", "seat", "result", "scores", "forfeit", "decisions", "max ms", "peak MiB", "stderr"]
     ths = "".join(f"<th>{_e(t)}</th>" for t in head)
-    table = f'<table id="games"><thead><tr>{ths}</tr></thead><tbody>\n' + "\n".join(rows) + "\n</tbody></table>"
-    return table, failed
+    return f'<table id="games"><thead><tr>{ths}</tr></thead><tbody>\n' + "\n".join(rows) + "\n</tbody></table>"
 
 
-def bot_html(root: Path, st: Standings, k: int, records: Sequence[Record],
+def bot_html(root: Path, st: Standings, k: int, digest: Digest,
              history: Sequence[tuple[int, dict[str, float]]], title: str) -> str:  # fmt: skip
-    """The page of ``st.bots[k]``."""
+    """The page of ``st.bots[k]``, its games and logs from ``digest``."""
     b = st.bots[k]
     cells = "".join(f"<td>{_e(c)}</td>" for c in leaderboard_cells(st.rank_text(k), b))
     ths = "".join(f"<th>{_e(h)}</th>" for h in LEADERBOARD_HEAD)
@@ -163,7 +166,9 @@ def bot_html(root: Path, st: Standings, k: int, records: Sequence[Record],
     times = ("-" if mean is None else f"mean {mean:.1f} ms") + ("" if p95 is None else f", p95 {p95:.1f} ms") + (
         f", longest {s.max_ms:.1f} ms" if s.decisions else "")  # fmt: skip
     memory = f"{s.peak_memory / (1 << 20):.1f} MiB" if s.peak_memory else "not measured"
-    games, failed = _games(root, b.name, records)
+    games, failed = _games(root, b.name, digest), _failed(digest, b.name)
+    shown = len(digest.games.get(b.name, ()))
+    which = "every game" if shown == digest.played.get(b.name, 0) else f"its last {shown} games"
     body = "\n".join([
         f'<nav id="links">{nav_links([("../index.html", "tournament home")])}</nav>',
         f'<table id="bot-line"><thead><tr>{ths}</tr></thead><tbody><tr>{cells}</tr></tbody></table>',
@@ -172,16 +177,17 @@ def bot_html(root: Path, st: Standings, k: int, records: Sequence[Record],
         f'<h2>Memory</h2><p id="memory">peak {_e(memory)} (the most its processes held in any match)</p>',
         "<h2>Logs of the matches it forfeited</h2>",
         f'<ul id="failed-logs">{"".join(failed)}</ul>' if failed else '<p id="failed-logs">None.</p>',
-        "<h2>Games</h2>", games,
+        f'<h2>Games</h2><p id="all-games">Below: {_e(which)}. Every match is in '
+        '<a href="../matches.csv">matches.csv</a>.</p>', games,
     ])  # fmt: skip
     return fill(asset("home.html"), {"TITLE": _e(f"{b.name} — {title}"), "CSS": asset("viewer.css"), "BODY": body,
                                      "HEAD": ""})  # fmt: skip
 
 
-def write_bot_pages(root: Path, st: Standings, records: Sequence[Record],
+def write_bot_pages(root: Path, st: Standings, digest: Digest,
                     history: Sequence[tuple[int, dict[str, float]]], title: str) -> int:  # fmt: skip
     """Write ``bots/NAME.html`` for every bot of ``st``; returns how many."""
     (root / FOLDER).mkdir(exist_ok=True)
     for k, b in enumerate(st.bots):
-        write_atomic(root / bot_page(b.name), bot_html(root, st, k, records, history, title))
+        write_atomic(root / bot_page(b.name), bot_html(root, st, k, digest, history, title))
     return len(st.bots)

@@ -26,7 +26,7 @@ from referee.errors import OutputError
 from referee.replay.writer import GZ_SUFFIX
 from referee.signing import Chain, SigningError, key_id, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
-from referee.tournament.schedule import MatchSpec
+from referee.tournament.schedule import MatchSpec, Neighbours
 
 FORMAT = "koikoi-tournament/1"
 DESCRIPTION = "tournament.json"
@@ -111,11 +111,13 @@ def write_atomic(path: Path, text: str) -> None:
 class Output:
     """Where and how the matches of a run are written: the folder (``replays/``, ``logs/``), the key that signs
     the replays (None: unsigned) and whether they are compressed (``.jsonl.gz``). Every backend's workers get one
-    (a Ray slot's has its staging folder as ``root``)."""
+    (a Ray slot's has its staging folder as ``root``). With ``pages`` (the folder's schedule in order), the
+    worker that plays a match also writes its viewer page (:mod:`referee.tournament.match_page`)."""
 
     root: Path
     key: bytes | None = field(default=None, repr=False)
     compress: bool = False
+    pages: Neighbours | None = field(default=None, repr=False, compare=False)
 
     def replay(self, match_id: str) -> Path:
         """The replay file of match ``match_id``."""

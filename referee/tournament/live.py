@@ -81,10 +81,12 @@ class LiveReport:
         meta = report_meta(store.config, store.options.shard, len(store.schedule), False, st)
         write_report(store.root, st, records, {**meta, "running": running})
         if self.interim.html:
+            from referee.tournament.digest import Digest
             from referee.tournament.pages import running_facts, write_home
 
             facts = running_facts(st, store.done, len(store.schedule), running)
-            write_home(store.root, st, records, facts, REFRESH_S if running else 0)
+            digest = Digest.of(store.config, store.root, records)
+            write_home(store.root, st, digest, facts, REFRESH_S if running else 0)
         self.written = True
 
     def interrupted(self) -> None:

@@ -113,6 +113,9 @@ def _write(
             src = existing_replay(origin[r.spec.match_id], r.spec.match_id)
             if src is not None:
                 shutil.copyfile(src, out / "replays" / src.name)
+                page = src.with_name(f"{r.spec.match_id}.html")  # its viewer page goes with it
+                if page.is_file():
+                    shutil.copyfile(page, out / "replays" / page.name)
         _copy_logs([d for d in dict.fromkeys(origin.values())], out / "logs")
         sprt = base.options.sprt
         stop = sprt_stop_point(base.config, ordered, sprt) if sprt is not None else None

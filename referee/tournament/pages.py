@@ -3,29 +3,34 @@
 The home page holds the leaderboard (rank, name, games, W/D/L, score rate and Elo with their 95% intervals,
 likelihood of superiority over the next bot), the crosstable (every pairing's score rate, linked to its
 matches), the per-bot statistics (decision times, time bank, memory, forfeits, links to the stderr logs), a
-picture (inline SVG) of how the ratings settled as the results came in, and the list of matches. Every match
-page shows the tournament's names for its bots and links back to the home page and to the previous and next
-match. A match whose replay cannot be drawn (a bot that never said ``hello``) gets a page with its result and
-the reason. Pages follow :mod:`referee.replay.html`: self-contained, escaped, nothing loaded from the network.
+picture (inline SVG) of how the ratings settled as the results came in, and the last matches to finish (every
+match is in ``matches.csv``, linked). It is written from the standings and a
+:class:`~referee.tournament.digest.Digest`, both bounded however many matches were played. Match pages are
+:mod:`referee.tournament.match_page`'s, written as the matches are recorded; :func:`write_site` writes those a
+folder lacks and leaves the others alone. Pages follow :mod:`referee.replay.html`: self-contained, escaped,
+nothing loaded from the network.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from referee.replay.html import ViewerError, asset, fill, nav_links, no_board_html, write_html
+from referee.replay.html import ViewerError, asset, fill
 from referee.text import plural
 from referee.tournament.bot_pages import bot_page, write_bot_pages
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
-from referee.tournament.folder import DESCRIPTION, Output, existing_replay, replay_file, write_atomic
+from referee.tournament.digest import Digest
+from referee.tournament.folder import DESCRIPTION, existing_replay, write_atomic
+from referee.tournament.match_page import match_page, write_match_page
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
-from referee.tournament.standings import Standings, compute, rating_history, sprt_stop_point
+from referee.tournament.schedule import Neighbours
+from referee.tournament.standings import Standings, compute, sprt_stop_point
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -35,6 +40,9 @@ HOME = "index.html"
 COLOURS = ("#ffe27a", "#4dd0e1", "#f48fb1", "#aed581", "#ffb74d", "#b39ddb", "#e57373", "#90caf9", "#fff176",
            "#80cbc4")  # fmt: skip
 """The line colour of each bot in the ratings picture (repeated past ten bots)."""
+
+MATCHES_CSV = "matches.csv"
+"""Every recorded match, one a line (:func:`~referee.tournament.report.write_report`'s)."""
 
 MAX_LOGS = 5
 """Stderr logs linked per bot on the home page (those of its forfeits first)."""
@@ -47,11 +55,6 @@ def _e(text: object) -> str:
 def _table(table_id: str, head: Sequence[str], rows: Sequence[str]) -> str:
     ths = "".join(f"<th>{_e(h)}</th>" for h in head)
     return f'<table id="{table_id}"><thead><tr>{ths}</tr></thead><tbody>\n' + "\n".join(rows) + "\n</tbody></table>"
-
-
-def match_page(match_id: str) -> str:
-    """A match page's path from the tournament folder."""
-    return f"replays/{match_id}.html"
 
 
 def _match_href(root: Path, match_id: str) -> str:
@@ -107,33 +110,12 @@ def _crosstable(st: Standings) -> str:
     return _table("crosstable", ["score of ↓ against →", *names], rows)
 
 
-def _non_empty(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False
-
-
-def _logs(root: Path, records: Sequence[Record]) -> dict[str, list[str]]:
-    """Up to :data:`MAX_LOGS` non-empty stderr logs per bot (of its forfeits first), as folder paths."""
-    firsts: dict[str, list[str]] = {}
-    rest: dict[str, list[str]] = {}
-    out = Output(root)
-    for rec in records:
-        off = rec.offender
-        for name in rec.spec.seats:
-            log = out.log(rec.spec.match_id, name)
-            if _non_empty(log):
-                entry = log.relative_to(root).as_posix()
-                (firsts if off and off[0] == name else rest).setdefault(name, []).append(entry)
-    return {n: (firsts.get(n, []) + rest.get(n, []))[:MAX_LOGS] for n in {*firsts, *rest}}
-
-
-def _stats(st: Standings, logs: dict[str, list[str]]) -> str:
+def _stats(st: Standings, digest: Digest) -> str:
     rows = []
     for b in st.bots:
         cells = "".join(f"<td>{_e(c)}</td>" for c in stats_cells(b))
-        links = " ".join(f'<a href="{_e(quote(p))}">{_e(Path(p).name)}</a>' for p in logs.get(b.name, [])) or "-"
+        logs = digest.logs(b.name, MAX_LOGS)
+        links = " ".join(f'<a href="{_e(quote(p))}">{_e(Path(p).name)}</a>' for p in logs) or "-"
         rows.append(f'<tr data-bot="{_e(b.name)}">{cells}<td class="logs">{links}</td></tr>')
     return _table("stats", [*STATS_HEAD, "stderr logs"], rows)
 
@@ -182,14 +164,16 @@ def _history_svg(st: Standings, history: Sequence[tuple[int, dict[str, float]]])
     return "\n".join(parts)
 
 
-def _matches(root: Path, st: Standings, records: Sequence[Record]) -> str:
+def _matches(root: Path, st: Standings, digest: Digest) -> str:
+    """The last matches to finish, pairing by pairing (each in schedule order), under a heading row per pairing
+    that has games (the crosstable's links lead there)."""
     keys = [f"{p.first}-vs-{p.second}" for p in st.pairings]
-    by_pairing: dict[str, list[Record]] = {}
-    for rec in sorted(records, key=lambda r: r.spec.index):
-        key = keys[rec.spec.pairing]
-        by_pairing.setdefault(key, []).append(rec)
+    by_pairing: dict[int, list[Record]] = {k: [] for k, p in enumerate(st.pairings) if p.games}
+    for rec in sorted(digest.last, key=lambda r: r.spec.index):
+        by_pairing.setdefault(rec.spec.pairing, []).append(rec)
     rows = []
-    for key, recs in by_pairing.items():
+    for k, recs in sorted(by_pairing.items()):
+        key = keys[k]
         rows.append(
             f'<tr class="pairing" id="pairing-{_e(key)}"><th colspan="4">{_e(key.replace("-vs-", " vs "))}</th></tr>'
         )
@@ -200,14 +184,19 @@ def _matches(root: Path, st: Standings, records: Sequence[Record]) -> str:
                 f'<tr data-match="{_e(mid)}"><td>{link}</td><td>{_e(rec.spec.seats[0])}</td>'
                 f"<td>{_e(rec.spec.seats[1])}</td><td>{_e(describe(rec))}</td></tr>"
             )
-    return _table("matches", ["match", "seat 1", "seat 2", "result"], rows)
+    shown = len(digest.last)
+    which = "every match" if shown == digest.count else f"the last {shown} of {digest.count} matches to finish"
+    note = (f'<p id="all-matches">Below: {_e(which)}. Every match is in '
+            f'<a href="{MATCHES_CSV}">{MATCHES_CSV}</a>.</p>')  # fmt: skip
+    return note + _table("matches", ["match", "seat 1", "seat 2", "result"], rows)
 
 
-def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, facts: str, refresh: int = 0) -> str:
-    """The home page of a tournament folder; ``records`` in the order they finished; ``refresh``: reload itself
-    every so many seconds (a running tournament's page; 0: never). Writes the bot pages it links to as well."""
-    history = rating_history(st.config, records) if st.config is not None and records else []
-    write_bot_pages(root, st, records, history, title)
+def home_html(root: Path, st: Standings, digest: Digest, title: str, facts: str, refresh: int = 0) -> str:
+    """The home page of a tournament folder, from its standings and the :class:`Digest` of its records (in the
+    order they finished); ``refresh``: reload itself every so many seconds (a running tournament's page; 0:
+    never). Writes the bot pages it links to as well."""
+    history = digest.history if st.config is not None else []
+    write_bot_pages(root, st, digest, history, title)
     body = "\n".join([
         _event(st),
         f'<p id="facts">{_e(facts)}</p>',
@@ -217,20 +206,20 @@ def home_html(root: Path, st: Standings, records: Sequence[Record], title: str, 
         "interval; LOS: the likelihood that the bot is stronger than the next one.</p>",
         _asymmetry(st),
         "<h2>Crosstable</h2>", _crosstable(st),
-        "<h2>Per-bot statistics</h2>", _stats(st, _logs(root, records)),
+        "<h2>Per-bot statistics</h2>", _stats(st, digest),
         "<h2>How the ratings settled</h2>", _history_svg(st, history),
-        "<h2>Matches</h2>", _matches(root, st, records),
+        "<h2>Matches</h2>", _matches(root, st, digest),
     ])  # fmt: skip
     head = f'<meta http-equiv="refresh" content="{refresh:d}">' if refresh > 0 else ""
     return fill(asset("home.html"), {"TITLE": _e(title), "CSS": asset("viewer.css"), "BODY": body, "HEAD": head})
 
 
-def write_home(root: Path, st: Standings, records: Sequence[Record], facts: str, refresh: int = 0) -> Path:
-    """Write ``index.html`` of the tournament folder ``root`` (records in the order they finished; ``refresh``
-    as :func:`home_html`'s)."""
+def write_home(root: Path, st: Standings, digest: Digest, facts: str, refresh: int = 0) -> Path:
+    """Write ``index.html`` of the tournament folder ``root`` and its bot pages (``digest`` and ``refresh`` as
+    :func:`home_html`'s)."""
     path = root / HOME
     event = st.config.event if st.config is not None else None
-    write_atomic(path, home_html(root, st, records, event or f"Tournament {root.resolve().name}", facts, refresh))
+    write_atomic(path, home_html(root, st, digest, event or f"Tournament {root.resolve().name}", facts, refresh))
     return path
 
 
@@ -292,44 +281,16 @@ def _sprt(st: Standings) -> str:
     )
 
 
-def _fallback(rec: Record, nav: str, reason: str) -> str:
-    """A match page without the board: the result and why the replay cannot be drawn."""
-    a, b = rec.spec.seats
-    res = rec.result
-    forfeit = None
-    if res.forfeit is not None:
-        forfeit = f"{rec.spec.seats[res.forfeit.seat]} forfeits: {res.forfeit.reason.value}: {res.forfeit.detail[:300]}"
-    title = f"{a} vs {b} — {rec.spec.match_id}"
-    return no_board_html(title, describe(rec), res.scores, res.rounds, forfeit, reason, nav)
-
-
-def write_match_pages(root: Path, records: Sequence[Record]) -> int:
-    """A viewer page per recorded match (schedule order), with the tournament's names and links to the home
-    page and the previous and next match; returns how many show a board."""
-    ordered = sorted(records, key=lambda r: r.spec.index)
-    drawn = 0
-    for k, rec in enumerate(ordered):
-        links = [("../index.html", "tournament home")]
-        if k > 0:
-            links.append((f"{ordered[k - 1].spec.match_id}.html", f"« previous: {ordered[k - 1].spec.match_id}"))
-        if k + 1 < len(ordered):
-            links.append((f"{ordered[k + 1].spec.match_id}.html", f"next: {ordered[k + 1].spec.match_id} »"))
-        mid = rec.spec.match_id
-        for bot in dict.fromkeys(rec.spec.seats):  # the stderr logs of this match, where the run wrote them
-            log = Output(root).log(mid, bot)
-            if _non_empty(log):
-                links.append((f"../{log.relative_to(root).as_posix()}", f"{bot}'s stderr log"))
-        nav = nav_links(links)
-        replay, page = existing_replay(root, mid) or replay_file(root, mid), root / match_page(mid)
-        try:
-            facts = write_html(replay, page, names=(rec.spec.seats[0], rec.spec.seats[1]), nav=nav)
-            drawn += facts["board"]
-        except ViewerError as exc:
-            try:
-                page.write_text(_fallback(rec, nav, str(exc)), encoding="utf-8")
-            except OSError as err:
-                raise ViewerError(f"{page}: cannot write: {err}") from None
-    return drawn
+def write_match_pages(root: Path, records: Iterable[Record], schedule: Neighbours) -> int:
+    """A viewer page for each of ``records`` that has none yet in ``root`` (a page that exists is left alone),
+    linking its neighbours in ``schedule``; returns how many were written."""
+    written = 0
+    for rec in records:
+        if (root / match_page(rec.spec.match_id)).exists():
+            continue
+        write_match_page(root, rec, *schedule.links(rec.spec))
+        written += 1
+    return written
 
 
 def is_tournament(folder: Path) -> bool:
@@ -338,20 +299,20 @@ def is_tournament(folder: Path) -> bool:
 
 
 def write_site(root: Path) -> Path:
-    """Every page of the tournament folder ``root``: a page per match, then the home page; returns the home
-    page. :class:`ViewerError` for a folder that cannot be read or written."""
+    """The pages of the tournament folder ``root``: a page for each match that has none, then the home page and
+    the bot pages; returns the home page. :class:`ViewerError` for a folder that cannot be read or written."""
     try:
         store = Store.open_readonly(root)
     except TournamentError as exc:
         raise ViewerError(str(exc)) from None
-    records = list(store.iter_records())  # the order of results.jsonl: the order they finished
-    write_match_pages(root, records)
-    st = compute(store.config, records, store.options.sprt)
+    write_match_pages(root, store.iter_records(), Neighbours.of(store.schedule.values()))
+    st = compute(store.config, store.iter_records(), store.options.sprt)
+    digest = Digest.of(store.config, root, store.iter_records())  # the order of results.jsonl: as they finished
     sprt = store.options.sprt
-    stop = sprt_stop_point(store.config, records, sprt) if sprt is not None else None
+    stop = sprt_stop_point(store.config, store.iter_records(), sprt) if sprt is not None else None
     complete = stop is not None or not store.pending()
     facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
     try:
-        return write_home(root, st, records, facts)
+        return write_home(root, st, digest, facts)
     except OSError as exc:
         raise ViewerError(f"{root / HOME}: cannot write: {exc}") from None

@@ -13,7 +13,8 @@ report can check that the two games of every pair ran on one worker and never ov
 
 With ``jobs`` above 1, ``jobs`` worker processes take units from a shared queue and send each finished result
 back to the main process, which alone writes the progress log. A worker whose parent dies (even by SIGKILL)
-kills its bots and exits.
+kills its bots and exits. When the run writes pages (:attr:`~referee.tournament.folder.Output.pages`), the worker
+that played a match writes its viewer page before sending the result, off the main process's path.
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from typing import Any
 from referee.errors import OutputError, RefereeError
 from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
+from referee.replay.html import ViewerError
 from referee.seats import BotSeat
 from referee.seats.process import Limits, adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output, output_error
-from referee.tournament.records import Played
+from referee.tournament.match_page import write_match_page
+from referee.tournament.records import Played, Record
 from referee.tournament.schedule import MatchSpec, work_units
 
 
@@ -150,13 +153,26 @@ async def play_unit(
             result = await play_match(pair, match_config(config, spec, replay, out.key))
         except OSError as exc:
             raise output_error(exc, replay) from None
-        emit(spec, result, Played(worker.name, worker.played, start, time.time()))
-        played += 1
+        where = Played(worker.name, worker.played, start, time.time())
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
-        for key in broken:
+        for key in broken:  # closed first: their last words are in the match's log when its page links it
             await seats.pop(key).close()
+        if out.pages is not None:
+            write_page(out, Record.of(spec, result, where))
+        emit(spec, result, where)
+        played += 1
     return played
+
+
+def write_page(out: Output, rec: Record) -> None:
+    """The viewer page of a match just played (its replay closed), linking its neighbours in ``out.pages``; a
+    page that cannot be written is left to the end of the run, which writes the pages a folder lacks."""
+    if out.pages is None:
+        return
+    before, after = out.pages.links(rec.spec)
+    with contextlib.suppress(ViewerError):
+        write_match_page(out.root, rec, before, after)
 
 
 def run_serial(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -21,7 +21,7 @@ from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
 from referee.tournament.report import report_meta, table, write_report
 from referee.tournament.runner import Emit
-from referee.tournament.schedule import MatchSpec, check_size
+from referee.tournament.schedule import MatchSpec, Neighbours, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
 from referee.tournament.standings import Standings, Tally, compute, sprt_stop_point
 from referee.tournament.stats import SprtState
@@ -150,6 +150,8 @@ def play(
     tracker = _SprtTracker(store)
     pending = open_twins(store) if tracker.decided else store.pending()
     out = store.output()
+    if interim is not None and interim.html:  # each worker writes the page of each match it plays
+        out = replace(out, pages=Neighbours.of(store.schedule.values()))
 
     def emit(spec: MatchSpec, result: MatchResult, played: Played) -> None:
         try:

@@ -15,6 +15,7 @@ from typing import IO, Any, NoReturn
 
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
+from referee.tournament.match_page import match_page
 from referee.tournament.preflight import first_line
 from referee.tournament.ray_backend.cluster import connect, preflight
 from referee.tournament.ray_backend.worker import Shipment, SlotWorker
@@ -104,7 +105,8 @@ class RayRun:
         return self
 
     def _add_actor(self) -> None:
-        actor = self._actor_class.remote(self.config.to_json(), self.out, self.cwd)
+        # the schedule's order goes with each unit, as much of it as the unit's pages need
+        actor = self._actor_class.remote(self.config.to_json(), dataclasses.replace(self.out, pages=None), self.cwd)
         self._all.append(actor)
         self._starting[actor.node.remote()] = actor
 
@@ -119,7 +121,8 @@ class RayRun:
             while self._idle and self.units and not stopped:
                 actor = self._idle.pop()
                 unit = self.units.popleft()
-                self._running[actor.play.remote(unit)] = _Slot(actor, unit)
+                pages = None if self.out.pages is None else self.out.pages.around(unit)
+                self._running[actor.play.remote(unit, pages)] = _Slot(actor, unit)
             if self._running or self._idle:
                 alone_since = time.monotonic()
             elif time.monotonic() - alone_since > NO_WORKER_S:
@@ -229,6 +232,8 @@ class RayRun:
         local backend's: the result line that follows is the one fsynced)."""
         if shipment.replay is not None:
             self.out.replay(spec.match_id).write_bytes(shipment.replay)
+        if shipment.page is not None:
+            (self.root / match_page(spec.match_id)).write_bytes(shipment.page)
         self._append_logs(shipment.logs)
         if self._nodes is None:
             path = self.root / "logs" / NODES_CSV

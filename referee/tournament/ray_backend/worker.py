@@ -18,10 +18,11 @@ from referee.records import MatchResult
 from referee.seats.process import adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
+from referee.tournament.match_page import match_page
 from referee.tournament.preflight import check_all
 from referee.tournament.records import Played
 from referee.tournament.runner import Worker, play_unit
-from referee.tournament.schedule import MatchSpec
+from referee.tournament.schedule import MatchSpec, Neighbours
 
 BATCH_S = 0.05
 """A slot sends the matches that end within this many seconds together (fewer messages for very short ones)."""
@@ -38,6 +39,7 @@ class Shipment:
     logs: dict[str, bytes]  # log file name -> bytes written since the last shipment
     node_id: str
     node_ip: str
+    page: bytes | None = None  # the match's viewer page, when the run writes pages
 
 
 def node_of_this_process() -> tuple[str, str]:
@@ -65,7 +67,7 @@ class SlotWorker:
         adopt_orphans()  # the bots' orphans re-parent to this actor's process and are reaped here
         self.config = TournamentConfig.from_json(config_json)
         self.staging = Path(tempfile.mkdtemp(prefix="koikoi-ray-"))
-        self.out = dataclasses.replace(out, root=self.staging)
+        self.out = dataclasses.replace(out, root=self.staging, pages=None)
         (self.staging / "replays").mkdir()
         (self.staging / "logs").mkdir()
         self.worker = Worker()
@@ -81,15 +83,17 @@ class SlotWorker:
         """Finish the current match, then play no more of the unit."""
         self.stopping = True
 
-    async def play(self, unit: list[MatchSpec]) -> AsyncIterator[list[Shipment]]:
+    async def play(self, unit: list[MatchSpec], pages: Neighbours | None = None) -> AsyncIterator[list[Shipment]]:
         """Play ``unit`` (one pairing's matches), yielding the matches as they end: each batch holds the matches
-        that ended within :data:`BATCH_S` of its first (one match, unless they are very short)."""
+        that ended within :data:`BATCH_S` of its first (one match, unless they are very short). With ``pages``
+        (the unit's part of the schedule), each match's viewer page is written here and shipped with it."""
         done: asyncio.Queue[tuple[MatchSpec, MatchResult, Played] | None] = asyncio.Queue()
 
         def emit(spec: MatchSpec, result: MatchResult, where: Played) -> None:
             done.put_nowait((spec, result, where))
 
-        task = asyncio.ensure_future(play_unit(self.config, self.out, unit, emit, lambda: self.stopping, self.worker))
+        out = dataclasses.replace(self.out, pages=pages)
+        task = asyncio.ensure_future(play_unit(self.config, out, unit, emit, lambda: self.stopping, self.worker))
         task.add_done_callback(lambda _: done.put_nowait(None))
         loop = asyncio.get_running_loop()
         ended = False
@@ -112,9 +116,12 @@ class SlotWorker:
     def _ship(self, spec: MatchSpec, result: MatchResult, where: Played) -> Shipment:
         replay_path = self.out.replay(spec.match_id)
         replay = replay_path.read_bytes() if replay_path.exists() else None
-        with contextlib.suppress(FileNotFoundError):
-            replay_path.unlink()
-        return Shipment(spec.match_id, result, where, replay, self._new_logs(), self.node_id, self.node_ip)
+        page_path = self.staging / match_page(spec.match_id)
+        page = page_path.read_bytes() if page_path.exists() else None
+        for path in (replay_path, page_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        return Shipment(spec.match_id, result, where, replay, self._new_logs(), self.node_id, self.node_ip, page)
 
     def _new_logs(self) -> dict[str, bytes]:
         """The bot log output written since the last call; the files of closed bots are then removed."""
