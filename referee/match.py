@@ -223,8 +223,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif writer is not None:
             writer.record(Hello(i, seats[i].name, seats[i].version))
     if len(failed) == 2:
-        (_, f0), (_, f1) = failed
-        seats[1].failed = f1
+        (_, f0), (_, f1) = failed  # each recorded by its seat
         detail = f"{f0.detail} (seat 2 failed too: {f1.reason}: {f1.detail})"
         raise _Forfeited(0, SeatFailure(f0.reason, detail), both=True)
     if failed:
@@ -253,27 +252,24 @@ async def _send_events(
         try:
             await seats[i].send_encoded(per_seat[i])
         except SeatFailure as failure:
-            if over:  # the match is decided; the seat is just not reused
-                seats[i].failed = failure
+            if over:  # the match is decided; the seat (which recorded its failure) is just not reused
                 continue
             raise _Forfeited(i, failure) from None
 
 
 async def _flush(seats: tuple[Seat, Seat]) -> None:
-    """Deliver held-back events; a seat failing now is only marked (its match is decided)."""
+    """Deliver held-back events; a seat failing now is only marked, by itself (its match is decided)."""
     for seat in seats:
         if seat.failed is None:
-            try:
+            with contextlib.suppress(SeatFailure):
                 await seat.flush()
-            except SeatFailure as failure:
-                seat.failed = failure
 
 
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
     decisions: int, round_ends: list[dict[str, Any]],
 ) -> MatchResult:  # fmt: skip
-    seats[f.seat].failed = f.failure
+    seats[f.seat].fail(f.failure)  # what the match found in an answer (a seat records its own failures)
     await _flush(seats)
     with contextlib.suppress(SeatFailure):
         await seats[f.seat].send(
