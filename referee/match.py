@@ -48,7 +48,7 @@ __all__ = [
 ]  # fmt: skip
 
 from referee.replay import ReplayWriter
-from referee.replay.lines import Hello
+from referee.replay.lines import Header, HeaderBot, Hello
 from referee.replay.lines import Result as ReplayResult
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.exchange import open_seat
@@ -84,6 +84,17 @@ class _Forfeited(Exception):
         self.both = both  # both seats failed (the handshake): nobody wins
 
 
+def _header(seats: tuple[Seat, Seat], config: MatchConfig) -> Header:
+    """The replay header of ``config`` played by ``seats`` (each seat's own time control in a handicap)."""
+    clocks = config.clocks
+    bots = tuple(HeaderBot(s.command, clocks[i] if config.seat_times else None, _seat_sandbox(s))
+                 for i, s in enumerate(seats))  # fmt: skip
+    return Header.new(
+        config.match_id, config.rules, config.seed, config.deals, config.first_dealer, (bots[0], bots[1]),
+        config.time, {"names": list(config.names)} if config.names else None,
+    )
+
+
 def _seat_sandbox(seat: Seat) -> dict[str, str]:
     """For a bot process seat, ``sandbox`` (``bwrap`` or ``none``) and how it is held: ``limits``, ``freezer``,
     ``filter`` (see :attr:`~referee.seats.process.BotProcess.isolation`); nothing for another seat."""
@@ -99,7 +110,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     Never raises for a seat's fault: a failure becomes a :class:`Forfeit`. Seats are left running (see
     :func:`run_match` for the helper that closes them).
     """
-    rules, tc = config.rules, config.time
+    rules = config.rules
     clocks = config.clocks
     state = new_match(rules, config.seed, config.deals, config.first_dealer)
     writer = ReplayWriter(config.replay_path, key=config.replay_key) if config.replay_path is not None else None
@@ -109,15 +120,7 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
     bank = [float(clocks[0].bank_ms), float(clocks[1].bank_ms)]
     try:
         if writer is not None:
-            writer.header(
-                match_id=config.match_id, rules=rules.to_dict(), seed=config.seed,
-                deals=[d.to_json() for d in config.deals],
-                first_dealer=None if config.first_dealer is None else config.first_dealer + 1,
-                bots=[{"seat": i + 1, "command": s.command, **_seat_sandbox(s),
-                       **({"time": clocks[i].to_json()} if config.seat_times else {})}
-                      for i, s in enumerate(seats)],
-                time=tc.to_json(), extra={"names": list(config.names)} if config.names else None,
-            )  # fmt: skip
+            writer.record(_header(seats, config))
         try:
             await _handshake(seats, config, writer)
             await _send_events(seats, state.events, writer, round_ends, flush=state.is_over)
@@ -220,8 +223,7 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
         elif writer is not None:
             writer.record(Hello(i, seats[i].name, seats[i].version))
     if len(failed) == 2:
-        (_, f0), (_, f1) = failed
-        seats[1].failed = f1
+        (_, f0), (_, f1) = failed  # each recorded by its seat
         detail = f"{f0.detail} (seat 2 failed too: {f1.reason}: {f1.detail})"
         raise _Forfeited(0, SeatFailure(f0.reason, detail), both=True)
     if failed:
@@ -250,27 +252,24 @@ async def _send_events(
         try:
             await seats[i].send_encoded(per_seat[i])
         except SeatFailure as failure:
-            if over:  # the match is decided; the seat is just not reused
-                seats[i].failed = failure
+            if over:  # the match is decided; the seat (which recorded its failure) is just not reused
                 continue
             raise _Forfeited(i, failure) from None
 
 
 async def _flush(seats: tuple[Seat, Seat]) -> None:
-    """Deliver held-back events; a seat failing now is only marked (its match is decided)."""
+    """Deliver held-back events; a seat failing now is only marked, by itself (its match is decided)."""
     for seat in seats:
         if seat.failed is None:
-            try:
+            with contextlib.suppress(SeatFailure):
                 await seat.flush()
-            except SeatFailure as failure:
-                seat.failed = failure
 
 
 async def _forfeit(
     seats: tuple[Seat, Seat], config: MatchConfig, state: State, f: _Forfeited, writer: ReplayWriter | None,
     decisions: int, round_ends: list[dict[str, Any]],
 ) -> MatchResult:  # fmt: skip
-    seats[f.seat].failed = f.failure
+    seats[f.seat].fail(f.failure)  # what the match found in an answer (a seat records its own failures)
     await _flush(seats)
     with contextlib.suppress(SeatFailure):
         await seats[f.seat].send(

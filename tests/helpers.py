@@ -54,18 +54,19 @@ FAST = ("--rules", "cardavia", *CLOCK)
 """Flags of a short match: the single-deal cardavia rules and a generous clock."""
 
 
-def referee(*args: str | Path, cwd: Path = ROOT, check: int | None = 0, timeout: float = 300,
-            fsize: int | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def referee(*args: str | Path, cwd: Path = ROOT, check: int | None = 0, timeout: float = 300, fsize: int | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
     """The CLI as a process in ``cwd``; its exit code asserted to be ``check`` (unless None). ``fsize`` caps the
-    size of every file it writes (RLIMIT_FSIZE: a full disk)."""
+    size of every file it writes (RLIMIT_FSIZE: a full disk); ``env`` replaces the environment (None: this
+    process's)."""
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write over the cap fails with EFBIG instead
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    proc = subprocess.run([str(EXE), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          check=False, preexec_fn=limit if fsize is not None else None)  # fmt: skip
+    proc = subprocess.run([str(EXE), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False, preexec_fn=limit if fsize is not None else None)  # fmt: skip
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc

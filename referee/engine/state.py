@@ -6,18 +6,27 @@ replayed. Seats are 0 and 1 inside the engine (seat 1 and seat 2 at the edges).
 
 from __future__ import annotations
 
-import hashlib
 import random
-import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final, cast
 
 from referee.engine import cards as C
 from referee.engine import events as ev
-from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask
-from referee.engine.errors import DealError, IllegalActionError, UnknownCardError
+from referee.engine.actions import CHOOSE_ACTIONS, MONTH_PLAYS, NIBBLE_LOW
+from referee.engine.actions import KOIKOI as KOIKOI
+from referee.engine.actions import STOP as STOP
+from referee.engine.actions import Action as Action
+from referee.engine.actions import ActionKind as ActionKind
+from referee.engine.actions import Phase as Phase
+from referee.engine.actions import months_of as months_of
+from referee.engine.cards import CARD_MONTH_MASK, Card, Mask
+from referee.engine.deal import Deal as Deal
+from referee.engine.deal import Dealt, misdeal_reason, shuffled_parts
+from referee.engine.deal import deals_from_lines as deals_from_lines
+from referee.engine.deal import hand_yaku as hand_yaku
+from referee.engine.deal import shuffled_deal as shuffled_deal
+from referee.engine.errors import IllegalActionError
 from referee.engine.events import Draw, DrawCapture, Event, KoikoiDecision, Play, YakuMade
 from referee.engine.rules import (
     CaptureThree,
@@ -30,25 +39,6 @@ from referee.engine.rules import (
     TieBreak,
 )
 from referee.engine.yaku import HandYaku, evaluate, stop_total, yaku_names, yaku_points
-
-
-class Phase(IntEnum):
-    """The decision that is due, or the end of the match."""
-
-    PLAY = 0  # hand step: play a hand card (and name the capture when two field cards match)
-    DRAW_CHOICE = 1  # the drawn card matched two field cards: choose one
-    KOIKOI = 2  # yaku made: stop or koi-koi
-    MATCH_OVER = 3
-
-
-class ActionKind(IntEnum):
-    """The kinds of action."""
-
-    PLAY = 0
-    CHOOSE = 1
-    STOP = 2
-    KOIKOI = 3
-
 
 # Module-level aliases of enum members: enum attribute lookups are slow on the hot path. Final: a compiled build
 # reads these (and the tables below) as C constants, not from the module's dict.
@@ -63,108 +53,10 @@ _PH_MATCH_OVER: Final = Phase.MATCH_OVER
 _CHOOSE3: Final = CaptureThree.CHOOSE
 _RISE: Final = Reopen.POINTS_RISE
 _AUTO_STOP: Final = LastTurn.AUTO_STOP
-
-
-class Action(NamedTuple):
-    """One action. ``card``: the hand card played (PLAY) or the drawn card (CHOOSE); ``target``: the field card
-    chosen when there is a choice, else -1. Actions sort by kind, card, target."""
-
-    kind: ActionKind
-    card: Card = -1
-    target: Card = -1
-
-    def __str__(self) -> str:
-        if self.kind is _AK_PLAY:
-            tail = f" capture {C.CARD_IDS[self.target]}" if self.target >= 0 else ""
-            return f"play {C.CARD_IDS[self.card]}{tail}"
-        if self.kind is _AK_CHOOSE:
-            return f"capture {C.CARD_IDS[self.target]}"
-        return "koi-koi" if self.kind is _AK_KOIKOI else "stop"
-
-
-STOP: Final = Action(_AK_STOP)
-KOIKOI: Final = Action(_AK_KOIKOI)
-
-# Every PLAY and CHOOSE action, built once: _PLAY[card][target + 1], _CHOOSE[card][target].
-_PLAY: Final[tuple[tuple[Action, ...], ...]] = tuple(
-    tuple(Action(_AK_PLAY, c, t) for t in range(-1, 48)) for c in range(48)
-)
-_CHOOSE: Final[tuple[tuple[Action, ...], ...]] = tuple(
-    tuple(Action(_AK_CHOOSE, c, t) for t in range(48)) for c in range(48)
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Deal:
-    """An explicit deal: both hands (8 cards each), the field (8) and the stock (24, first drawn first)."""
-
-    hands: tuple[Mask, Mask]
-    field: Mask
-    stock: tuple[Card, ...]
-
-    @staticmethod
-    def from_json(data: Mapping[str, Any]) -> Deal:
-        """From ``{"hands": [[8 ids], [8 ids]], "field": [8 ids], "stock": [24 ids]}``; :class:`DealError` if wrong."""
-        try:
-            if set(data) != {"hands", "field", "stock"}:
-                raise DealError(f"a deal has exactly the keys hands, field, stock; got {sorted(data)}")
-            hands = data["hands"]
-            if not isinstance(hands, list) or len(hands) != 2:
-                raise DealError("hands: expected two lists of 8 card ids")
-            groups = [hands[0], hands[1], data["field"], data["stock"]]
-            names = ("hands[0]", "hands[1]", "field", "stock")
-            for name, group, size in zip(names, groups, (8, 8, 8, 24), strict=True):
-                if not isinstance(group, list) or len(group) != size:
-                    raise DealError(f"{name}: expected {size} card ids")
-            ints = [[C.card(x) for x in g] for g in groups]
-        except UnknownCardError as exc:
-            raise DealError(str(exc)) from None
-        flat = [c for g in ints for c in g]
-        if len(set(flat)) != 48:
-            dup = sorted({C.CARD_IDS[c] for c in flat if flat.count(c) > 1})
-            raise DealError(f"a deal must hold each of the 48 cards once; repeated: {', '.join(dup)}")
-        return Deal((C.mask_of(ints[0]), C.mask_of(ints[1])), C.mask_of(ints[2]), tuple(ints[3]))
-
-    def __reduce__(self) -> tuple[type[Deal], tuple[Any, ...]]:
-        """Pickle and copy by the fields (a compiled build cannot set a frozen record's fields one by one)."""
-        return Deal, (self.hands, self.field, self.stock)
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``--deals`` line form of this deal."""
-        return {
-            "hands": [C.ids_of(self.hands[0]), C.ids_of(self.hands[1])],
-            "field": C.ids_of(self.field),
-            "stock": [C.CARD_IDS[c] for c in self.stock],
-        }
-
-
-_KEYS: Final = struct.Struct(">48I").unpack
-_DECK: Final = range(48)
-
-
-def shuffled_deal(seed: int, index: int) -> Deal:
-    """The ``index``-th deal of a match with ``seed`` (deterministic; redeals take the next index).
-
-    The deck is sorted by 48 random 32-bit keys from SHAKE-256 of the seed and the index: a uniform shuffle up to the
-    chance of a tie (below 3e-7, and then the lower card comes first).
-    """
-    hands, field, stock = _shuffled(seed, index)
-    return Deal(hands, field, stock)
-
-
-_Dealt = tuple[tuple[Mask, Mask], Mask, tuple[Card, ...]]
-"""A deal as plain values (hands, field, stock): a frozen dataclass is slow to build in a compiled build."""
-
-
-def _shuffled(seed: int, index: int) -> _Dealt:
-    keys = _KEYS(hashlib.shake_256(f"koikoi/{seed}/{index}".encode()).digest(192))
-    deck = sorted(_DECK, key=keys.__getitem__)
-    first = second = field = 0
-    for i in range(8):
-        first |= 1 << deck[i]
-        second |= 1 << deck[i + 8]
-        field |= 1 << deck[i + 16]
-    return (first, second), field, tuple(deck[24:])
+# The action tables of the hot path, bound here as Final like the aliases above.
+_CHOOSE: Final = CHOOSE_ACTIONS
+_LEGAL: Final = MONTH_PLAYS
+_NIBBLE_LOW: Final = NIBBLE_LOW
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,29 +193,6 @@ def new_match(
 def _can_match(hand: Mask, field: Mask) -> bool:
     return bool(field & months_of(hand))
 
-
-def _month_actions(month: int, hand_nibble: int, field_nibble: int, choose3: bool) -> tuple[Action, ...]:
-    """The PLAY actions of the hand cards of one month, given that month's hand and field cards."""
-    out: list[Action] = []
-    targets = [month * 4 + i for i in range(4) if field_nibble >> i & 1]
-    for i in range(4):
-        if not hand_nibble >> i & 1:
-            continue
-        c = month * 4 + i
-        if len(targets) == 2 or (len(targets) == 3 and choose3):
-            out.extend(_PLAY[c][t + 1] for t in targets)
-        else:
-            out.append(_PLAY[c][0])
-    return tuple(out)
-
-
-# _LEGAL[choose3][month * 256 + hand_nibble * 16 + field_nibble]: the PLAY actions of one month's hand cards.
-_LEGAL: Final[tuple[tuple[tuple[Action, ...], ...], ...]] = tuple(
-    tuple(_month_actions(i >> 8, i >> 4 & 15, i & 15, choose3) for i in range(12 * 256)) for choose3 in (False, True)
-)
-_NIBBLE_LOW: Final = 0x111111111111  # bit 0 of each month's four bits
-
-
 def legal_actions(state: State) -> list[Action]:
     """The legal actions, sorted; empty only when the match is over."""
     phase = state.phase
@@ -348,12 +217,6 @@ def legal_actions(state: State) -> list[Action]:
     if phase is _PH_KOIKOI:
         return [STOP, KOIKOI]
     return []
-
-
-def months_of(mask: Mask) -> Mask:
-    """All four cards of every month that ``mask`` holds a card of."""
-    return ((mask | mask >> 1 | mask >> 2 | mask >> 3) & _NIBBLE_LOW) * 15
-
 
 def _fields(action: object) -> tuple[object, object, object] | None:
     """The fields of an :class:`Action` as plain objects: a compiled build would check their types on access."""
@@ -604,48 +467,19 @@ def _end_round(
     _begin_round(s, events)
 
 
-def _next_deal(s: State) -> _Dealt:
+def _next_deal(s: State) -> Dealt:
     i = s.deal_index
     s.deal_index = i + 1
     if i < len(s.deals):
         deal = s.deals[i]
         return deal.hands, deal.field, deal.stock
-    return _shuffled(s.seed, i)
-
-
-def _full_month(mask: Mask) -> bool:
-    """Whether ``mask`` holds all four cards of some month."""
-    return bool(mask & mask >> 1 & mask >> 2 & mask >> 3 & _NIBBLE_LOW)
-
-
-def _misdeal_reason(rules: Rules, hands: tuple[Mask, Mask], field: Mask) -> str | None:
-    if rules.misdeal_field_four and _full_month(field):
-        return "field_four"
-    if rules.misdeal_field_three and any((field & m).bit_count() >= 3 for m in MONTH_MASKS):
-        return "field_three"
-    if rules.misdeal_field_four_pairs and sum((field & m).bit_count() == 2 for m in MONTH_MASKS) == 4:
-        return "field_four_pairs"
-    if rules.misdeal_hand_four and (_full_month(hands[0]) or _full_month(hands[1])):
-        return "hand_four"
-    return None
-
-
-def hand_yaku(hand: Mask, rules: Rules) -> tuple[HandYaku, int] | None:
-    """The hand yaku of an opening hand under ``rules``, with its points, if any."""
-    counts = [(hand & m).bit_count() for m in MONTH_MASKS]
-    if rules.teshi_points and 4 in counts:
-        return HandYaku.TESHI, rules.teshi_points
-    if rules.kuttsuki_points and counts.count(2) == 4:
-        return HandYaku.KUTTSUKI, rules.kuttsuki_points
-    return None
-
-
+    return shuffled_parts(s.seed, i)
 def _begin_round(s: State, events: list[Event] | None) -> None:
     """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
     rules = s.rules
     while True:
         hands, field, stock = _next_deal(s)
-        reason = _misdeal_reason(rules, hands, field)
+        reason = misdeal_reason(rules, hands, field)
         found: list[tuple[int, HandYaku, int]] = []
         if reason is None and (rules.teshi_points or rules.kuttsuki_points):
             for seat in (0, 1):
@@ -687,26 +521,3 @@ def redeal(state: State, deal: Deal) -> State:
     s.events = ()
     _begin_round(s, None)
     return s
-
-
-def deals_from_lines(lines: Iterable[str]) -> list[Deal]:
-    """Parse ``--deals`` JSON lines (blank lines skipped); :class:`DealError` names the bad line."""
-    import json
-
-    out: list[Deal] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise DealError(f"line {n}: not JSON: {exc}") from None
-        except RecursionError:
-            raise DealError(f"line {n}: nested too deeply to be a deal") from None
-        if not isinstance(data, dict):
-            raise DealError(f"line {n}: expected a JSON object")
-        try:
-            out.append(Deal.from_json(data))
-        except DealError as exc:
-            raise DealError(f"line {n}: {exc}") from None
-    return out

@@ -24,6 +24,7 @@ from referee.replay.reader import (
     Decision,
     EventLine,
     Header,
+    HeaderBot,
     Hello,
     Line,
     LineError,
@@ -39,6 +40,7 @@ from referee.replay.verify import VerifyReport, verify
 from referee.replay.writer import FORMAT, ReplayWriter
 
 __all__ = [
-    "FORMAT", "Decision", "EventLine", "Header", "Hello", "Line", "LineError", "ReplayError", "ReplayReader",
-    "ReplayWriter", "Result", "Simulation", "Step", "VerifyReport", "printable", "read_replay", "show", "verify",
+    "FORMAT", "Decision", "EventLine", "Header", "HeaderBot", "Hello", "Line", "LineError", "ReplayError",
+    "ReplayReader", "ReplayWriter", "Result", "Simulation", "Step", "VerifyReport", "printable", "read_replay", "show",
+    "verify",
 ]  # fmt: skip

@@ -21,13 +21,15 @@ from referee.engine import Deal, rules_from_dict
 from referee.engine.views import DECISIONS
 from referee.errors import RefereeError
 from referee.records import Forfeit, Termination, TimeControl
+from referee.replay.lines import FORMAT
 from referee.replay.lines import Decision as Decision
 from referee.replay.lines import EventLine as EventLine
 from referee.replay.lines import Header as Header
+from referee.replay.lines import HeaderBot as HeaderBot
 from referee.replay.lines import Hello as Hello
 from referee.replay.lines import Line as Line
 from referee.replay.lines import Result as Result
-from referee.replay.writer import FORMAT, is_compressed
+from referee.replay.writer import is_compressed
 from referee.signing import MAC_FIELD, Chain, SigningError
 
 
@@ -124,7 +126,7 @@ def _header(h: dict[str, Any]) -> Header:
     fd = h["first_dealer"]
     if fd is not None and (type(fd) is not int or fd not in (1, 2)):
         raise _Bad(f"header: first_dealer must be 1, 2 or null, got {_short(fd)}")
-    commands = _per_seat(h["bots"], "command", "header")
+    bots = _header_bots(h["bots"])
     if not isinstance(h["time"], dict):
         raise _Bad("header: time is not an object")
     try:
@@ -134,9 +136,28 @@ def _header(h: dict[str, Any]) -> Header:
     return Header(
         match_id=_str(h, "match_id", "header"), created=_str(h, "created", "header"),
         program=_str(h, "program", "header"), protocol=_str(h, "protocol", "header"), rules=rules, seed=seed,
-        deals=deals, first_dealer=None if fd is None else fd - 1, commands=(commands[0], commands[1]), time=time,
+        deals=deals, first_dealer=None if fd is None else fd - 1, bots=bots, time=time,
         extra={k: v for k, v in h.items() if k not in _HEADER_KEYS},
     )  # fmt: skip
+
+
+def _header_bots(bots: Any) -> tuple[HeaderBot, HeaderBot]:
+    """The header's two seat entries: each seat's command, its own time control if it has one, the rest kept."""
+    commands = _per_seat(bots, "command", "header")
+    out: list[HeaderBot] = [HeaderBot(""), HeaderBot("")]
+    for b in bots:
+        seat = b["seat"] - 1
+        time = None
+        if "time" in b:
+            if not isinstance(b["time"], dict):
+                raise _Bad("header: bots: time is not an object")
+            try:
+                time = TimeControl.from_json(b["time"])
+            except ValueError as exc:
+                raise _Bad(f"header: bots: time: {exc}") from None
+        extra = {k: v for k, v in b.items() if k not in ("seat", "command", "time")}
+        out[seat] = HeaderBot(commands[seat], time, extra)
+    return out[0], out[1]
 
 
 def _per_seat(bots: Any, key: str, where: str, *, only: bool = False) -> list[str]:

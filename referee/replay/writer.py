@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from referee import PROTOCOL, __version__
-from referee.replay.lines import Hello, Result
+from referee.replay.lines import FORMAT as FORMAT
+from referee.replay.lines import Header, Hello, Result
 from referee.signing import Chain
 
-FORMAT = "koikoi-replay/1"
-"""The format name in a replay's header."""
 GZ_SUFFIX = ".gz"
 """The ending of a compressed replay's file name (``ID.jsonl.gz``)."""
 GZ_LEVEL = 6
@@ -88,37 +85,15 @@ class ReplayWriter:
         """True when the lines carry a MAC."""
         return self._chain.key is not None
 
-    def header(
-        self,
-        *,
-        match_id: str,
-        rules: dict[str, Any],
-        seed: int,
-        deals: list[dict[str, Any]],
-        first_dealer: int | None,
-        bots: list[dict[str, Any]],
-        time: dict[str, int],
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Write the header line (``first_dealer`` 1/2 or None). ``extra``: further header fields (for example
-        how the bots were sandboxed); readers keep fields they do not know in :attr:`Header.extra`."""
-        line: dict[str, Any] = dict(extra or {})
-        line.update({
-            "type": "header", "format": FORMAT, "program": f"koikoi-referee {__version__}",
-            "protocol": PROTOCOL,
-            "match_id": match_id, "created": datetime.now(UTC).isoformat(timespec="seconds"), "rules": rules,
-            "seed": seed, "deals": deals, "first_dealer": first_dealer, "bots": bots, "time": time,
-        })  # fmt: skip
-        self.write(line)
-
     def write(self, obj: dict[str, Any]) -> None:
         """Write one line (a JSON object, encoded at the next :meth:`flush`: not to be changed until then); it
         reaches the file at the next :meth:`flush`."""
         if not self._closed:
             self._pending.append(obj)
 
-    def record(self, line: Hello | Result) -> None:
-        """Write a bot's handshake or the result: the line :meth:`~referee.replay.lines.Hello.to_json` gives."""
+    def record(self, line: Header | Hello | Result) -> None:
+        """Write the header, a bot's handshake or the result: the line its ``to_json`` gives (the header's
+        :attr:`~referee.replay.lines.Header.extra` fields, for example the seats' names, are kept by readers)."""
         self.write(line.to_json())
 
     def write_later(self, make: Callable[[], dict[str, Any]]) -> None:

@@ -145,7 +145,7 @@ class BotOpponent(Opponent):
         try:
             index = check_answer(line, request)
         except ProtocolError as exc:
-            bot.failed = SeatFailure(exc.reason, str(exc))
+            bot.fail(SeatFailure(exc.reason, str(exc)))
             raise OpponentError(f"the opponent bot failed: {exc.reason}: {exc}") from None
         return view.legal[index]
 

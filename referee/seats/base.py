@@ -38,13 +38,19 @@ class SeatFailure(RefereeError):
 
 class Seat(ABC):
     """One side of a match. The match calls :meth:`start` (or :meth:`new_match`), then :meth:`send` and
-    :meth:`decide` as the game goes, and the owner calls :meth:`close` when done with the seat.
+    :meth:`ask` as the game goes, and the owner calls :meth:`close` when done with the seat.
+
+    The exchange is the base's: :meth:`start`, :meth:`new_match` and :meth:`ask` count the seat's matches, stamp
+    ``match.index``, mark the seat started and record any :class:`SeatFailure` as :attr:`failed`; a seat fills in
+    the hooks :meth:`_start`, :meth:`_new_match` and :meth:`_ask`. A failure a seat raises from its other methods
+    goes through :meth:`fail` too, as does one the match finds in an answer it checks: :attr:`failed` is written
+    only there.
 
     Every member the match and the replay read is declared here and set by :meth:`__init__`: ``name`` and
     ``version`` (replaced by those of the seat's ``hello``), ``command`` (what the replay header records),
-    ``timed`` (whether time beyond ``move_ms`` is charged to the bank: a person has no clock), ``started``
-    and ``failed`` (set when the seat forfeits; such a seat is not reused). The class attribute :attr:`messages`
-    says whether the seat reads messages as dicts.
+    ``timed`` (whether time beyond ``move_ms`` is charged to the bank: a person has no clock), ``started``,
+    ``matches`` (the matches announced to the seat's process) and ``failed`` (set when the seat forfeits; such a
+    seat is not reused). The class attribute :attr:`messages` says whether the seat reads messages as dicts.
     """
 
     messages: ClassVar[bool] = True
@@ -56,6 +62,7 @@ class Seat(ABC):
     command: str
     timed: bool
     started: bool
+    matches: int
     failed: SeatFailure | None
 
     def __init__(self, name: str, *, command: str, timed: bool = True) -> None:
@@ -64,8 +71,14 @@ class Seat(ABC):
         self.command = command
         self.timed = timed
         self.started = False
+        self.matches = 0
         self.failed = None
         self._next_request_id = 1
+
+    def fail(self, failure: SeatFailure) -> SeatFailure:
+        """Record ``failure`` as the seat's (it is not reused) and return it, to raise."""
+        self.failed = failure
+        return failure
 
     def request(self, view: View, move_ms: int, bank_ms: int) -> Request:
         """The next :class:`~referee.protocol.Request` of this seat's process (ids count from 1 over the
@@ -74,18 +87,66 @@ class Seat(ABC):
         self._next_request_id = rid + 1
         return Request(rid, view, move_ms, bank_ms)
 
-    @abstractmethod
     async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
-        """Start the seat, send ``hello`` (its ``match.index`` is set here) and return the answer line, which
-        the match checks (:func:`referee.protocol.check_hello`). Raises :class:`SeatFailure`."""
+        """Start the seat, send ``hello`` (its ``match.index`` set to the seat's first match) and return the
+        answer line, which the caller checks (:func:`referee.protocol.check_hello`). Raises :class:`SeatFailure`,
+        recorded."""
+        self.matches += 1
+        hello["match"]["index"] = self.matches
+        try:
+            return await self._start(hello, timeout_s)
+        except SeatFailure as failure:
+            raise self.fail(failure) from None
+
+    async def new_match(self, msg: dict[str, Any]) -> None:
+        """Announce another match on a started seat (``match.index`` set to its next match); no answer is read.
+        Raises :class:`SeatFailure`, recorded."""
+        self.matches += 1
+        msg["match"]["index"] = self.matches
+        try:
+            await self._new_match(msg)
+        except SeatFailure as failure:
+            raise self.fail(failure) from None
+
+    async def ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
+    ) -> tuple[bytes, float]:
+        """Send ``request`` (from :meth:`request`) and return the answer line and the milliseconds it took,
+        with ``meanwhile`` called once while the seat thinks: the match's bookkeeping (the replay's lines) then
+        costs no wall time. The match checks the line (:func:`referee.protocol.check_answer`). Raises
+        :class:`SeatFailure`, recorded, for what only the seat can see (no answer in time, a crash)."""
+        try:
+            return await self._ask(request, timeout_s, meanwhile)
+        except SeatFailure as failure:
+            raise self.fail(failure) from None
+
+    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+        """:meth:`ask` with nothing to do meanwhile."""
+        return await self.ask(request, timeout_s)
 
     @abstractmethod
-    async def new_match(self, msg: dict[str, Any]) -> None:
-        """Announce another match on a started seat (``match.index`` is set here); no answer is read."""
+    async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+        """Start the seat (:attr:`started` from the moment it can be sent messages), send ``hello`` and return
+        the answer line, within ``timeout_s``."""
+
+    async def _new_match(self, msg: dict[str, Any]) -> None:
+        """Send ``new_match``: by default as any message."""
+        await self.send(msg)
+
+    @abstractmethod
+    async def _ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None
+    ) -> tuple[bytes, float]:
+        """Send ``request`` and return the answer line and the milliseconds it took. A seat that is a process
+        calls ``meanwhile`` once its request is written, and its time, which runs from that write to the read of
+        its answer, then holds that work only where the bot answered sooner than the work took: microseconds, a
+        fraction of a millisecond at a match's first request (the replay file is created then); another seat
+        calls it first."""
 
     @abstractmethod
     async def send(self, msg: dict[str, Any]) -> None:
-        """Send one message (event, error, bye) without waiting for an answer. Raises :class:`SeatFailure`."""
+        """Send one message (event, error, bye) without waiting for an answer. Raises :class:`SeatFailure`
+        (through :meth:`fail`)."""
 
     async def send_many(self, msgs: list[dict[str, Any]]) -> None:
         """Send events. A seat may hold them back until its next request or :meth:`flush` (one write each)."""
@@ -113,26 +174,5 @@ class Seat(ABC):
         """Deliver any messages held back by :meth:`send_many` (the match calls it when it ends)."""
 
     @abstractmethod
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
-        """Send ``request`` (from :meth:`request`) and return the answer line and the milliseconds it took.
-
-        The match checks the line (:func:`referee.protocol.check_answer`).
-        Raises :class:`SeatFailure` for what only the seat can see (no answer in time, a crash)."""
-
-    async def ask(
-        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
-    ) -> tuple[bytes, float]:
-        """:meth:`decide`, with ``meanwhile`` called once while the seat thinks: the match's bookkeeping (the
-        replay's lines) then costs no wall time. This default calls it first; a bot process calls it once its
-        request is written, and its time, which runs from that write to the read of its answer, then holds that
-        work only where the bot answered sooner than the work took: microseconds, a fraction of a millisecond at
-        a match's first request (the replay file is created then)."""
-        if meanwhile is not None:
-            meanwhile()
-        return await self.decide(request, timeout_s)
-
-    @abstractmethod
     async def close(self) -> None:
         """Say ``bye`` (best effort) and release everything; for a bot, kill its whole process group."""
-
-

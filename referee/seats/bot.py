@@ -41,15 +41,12 @@ class BotSeat(Seat):
         """``options`` are those of :class:`~referee.seats.process.BotProcess` (label, stderr log, caps,
         limits)."""
         super().__init__(default_name(command), command=command)
-        self.matches = 0
         self.process = BotProcess(command, **options)
         self._held: list[bytes] = []  # events not yet written: they go out with the next request
         self.log_of: Callable[[str], Path] | None = None  # the stderr log of a match, by its id
 
     def _fail(self, reason: Failure, detail: str) -> SeatFailure:
-        failure = SeatFailure(reason, detail)
-        self.failed = failure
-        return failure
+        return self.fail(SeatFailure(reason, detail))
 
     @property
     def peak_memory(self) -> int:
@@ -88,13 +85,10 @@ class BotSeat(Seat):
         try:
             self.process.write(data)
         except BotClosedError as exc:
-            self.failed = SeatFailure(Failure.CRASH, str(exc))
-            raise self.failed from None
+            raise self._fail(Failure.CRASH, str(exc)) from None
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+    async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
         """Start the process, send ``hello`` and return the bot's first line, read within ``timeout_s``."""
-        self.matches += 1
-        hello["match"]["index"] = self.matches
         try:
             async with asyncio.timeout(timeout_s):
                 try:
@@ -107,11 +101,9 @@ class BotSeat(Seat):
         except TimeoutError:
             raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms") from None
 
-    async def new_match(self, msg: dict[str, Any]) -> None:
+    async def _new_match(self, msg: dict[str, Any]) -> None:
         """Send ``new_match`` to the running bot: held back, like events, until its first request (or
         :meth:`flush`), so that the announcement, the deal and the request reach the bot in one write."""
-        self.matches += 1
-        msg["match"]["index"] = self.matches
         if self.log_of is not None:  # from here on, its stderr goes to this match's log
             self.process.stderr_path = self.log_of(str(msg["match"]["id"]))
         if self.process.returncode is not None:  # it ended after its last match: it forfeits this one at once
@@ -135,15 +127,11 @@ class BotSeat(Seat):
         if self._held:
             self._write(b"")
 
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
-        """Send ``request``; return the bot's next line, read within ``timeout_s``, and the
-        milliseconds it took."""
-        return await self.ask(request, timeout_s)
-
-    async def ask(
-        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None = None
+    async def _ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None
     ) -> tuple[bytes, float]:
-        """:meth:`decide`, calling ``meanwhile`` once the request is written."""
+        """Send ``request`` and call ``meanwhile``; return the bot's next line, read within ``timeout_s``, and
+        the milliseconds it took (from the write of the request)."""
         self._write(encode(request))  # written from cached texts
         self.process.thaw()  # the clock starts after the thaw: the bot is never charged for it
         t0 = time.perf_counter()

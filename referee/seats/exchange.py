@@ -2,7 +2,8 @@
 
 :func:`open_seat` starts a seat with ``hello`` and checks the bot's answer (the seat then has the bot's name and
 version), or tells a seat that is already running about its next match (``new_match``, no answer). Any fault is a
-:class:`~referee.seats.base.SeatFailure`, also recorded as the seat's :attr:`~referee.seats.base.Seat.failed`.
+:class:`~referee.seats.base.SeatFailure`, also recorded as the seat's :attr:`~referee.seats.base.Seat.failed`
+(by the seat, or through its :meth:`~referee.seats.base.Seat.fail` for a bad hello).
 """
 
 from __future__ import annotations
@@ -22,18 +23,14 @@ async def open_seat(
     """Start ``seat`` (engine seat ``seat_index``) with ``hello`` and check the answer within the start-up time of
     ``time``, or send ``new_match`` (the seat's ``index``-th match) to a started seat. :class:`SeatFailure` on any
     fault: a first line that is not a hello quotes the lines after it, and a bot that exited then is a crash."""
+    if seat.started:
+        await seat.new_match(new_match_message(seat_index, rules, match_id, time, index=index))
+        return
+    line = await seat.start(hello_message(seat_index, rules, match_id, time), time.startup_ms / 1000.0)
     try:
-        if seat.started:
-            await seat.new_match(new_match_message(seat_index, rules, match_id, time, index=index))
-            return
-        line = await seat.start(hello_message(seat_index, rules, match_id, time), time.startup_ms / 1000.0)
-        try:
-            hello = check_hello(line)
-        except ProtocolError as exc:
-            raise await bad_hello(seat, exc) from None
-    except SeatFailure as failure:
-        seat.failed = failure
-        raise
+        hello = check_hello(line)
+    except ProtocolError as exc:
+        raise seat.fail(await bad_hello(seat, exc)) from None
     seat.name, seat.version = hello.name, hello.version
 
 

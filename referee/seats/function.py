@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from referee.bot import Chooser, Observer, answer
@@ -36,32 +37,27 @@ class FunctionSeat(Seat):
         self.choose = choose
         self.observe = observe
         self.stderr = stderr
-        self.matches = 0
 
     def _see(self, msg: dict[str, Any]) -> None:
         if self.observe is not None:
             self.observe(json.loads(encode(msg)))  # a copy, as a bot would parse it
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+    async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
         """Answer ``hello`` with the seat's name."""
-        self.matches += 1
-        hello["match"]["index"] = self.matches
         self.started = True
         self._see(hello)
         return encode(hello_answer(self.name))
-
-    async def new_match(self, msg: dict[str, Any]) -> None:
-        """Show ``new_match`` to the observer."""
-        self.matches += 1
-        msg["match"]["index"] = self.matches
-        self._see(msg)
 
     async def send(self, msg: dict[str, Any]) -> None:
         """Show one message to the observer."""
         self._see(msg)
 
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+    async def _ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None
+    ) -> tuple[bytes, float]:
         """Call ``choose`` on the request message and return its answer line and the time taken."""
+        if meanwhile is not None:
+            meanwhile()
         copy = json.loads(encode(request))  # the message as a bot would parse it
         t0 = time.perf_counter()
         line = encode(answer(copy, self.choose, self.stderr or sys.stderr))

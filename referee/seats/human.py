@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -205,7 +205,6 @@ class HumanSeat(Seat):
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
         self._interrupt: str | None = None  # set by Ctrl-C
-        self._matches = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._old_sigint: Any = None
 
@@ -216,24 +215,19 @@ class HumanSeat(Seat):
             self.console.print(line)
 
     def _fail(self, detail: str) -> SeatFailure:
-        self.failed = SeatFailure(Failure.QUIT, detail)
-        return self.failed
+        return self.fail(SeatFailure(Failure.QUIT, detail))
 
     # --- the Seat interface -------------------------------------------------------------------------------
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+    async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
         """Greet the person and answer with the person's name (a person has no start-up clock)."""
-        self._matches += 1
-        hello["match"]["index"] = self._matches
         self.started = True
         self._install_sigint()
         self._greet(hello)
         return encode(hello_answer(self.name))
 
-    async def new_match(self, msg: dict[str, Any]) -> None:
+    async def _new_match(self, msg: dict[str, Any]) -> None:
         """Announce the next match."""
-        self._matches += 1
-        msg["match"]["index"] = self._matches
         self._greet(msg)
 
     def _greet(self, msg: dict[str, Any]) -> None:
@@ -261,15 +255,19 @@ class HumanSeat(Seat):
         if self._interrupt is not None and not any(m.get("event") == "match_end" for m in msgs):
             raise self._fail(self._interrupt)
 
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+    async def _ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None
+    ) -> tuple[bytes, float]:
         """Show the position and ask until the person gives a legal choice (``timeout_s`` does not apply)."""
+        if meanwhile is not None:
+            meanwhile()
         rid = request.id
         msg = request.message()
         if self._interrupt is not None:
             raise self._fail(self._interrupt)
         t0 = time.perf_counter()
         try:
-            action = await self._ask(msg["decision"], msg["view"], msg["legal"])
+            action = await self._choose(msg["decision"], msg["view"], msg["legal"])
         except _Quit as q:
             self._print(Text(f"You quit ({q.detail.removeprefix('the player ')}): the match ends as your forfeit.",
                              style="bold"))  # fmt: skip
@@ -283,7 +281,7 @@ class HumanSeat(Seat):
 
     # --- asking -------------------------------------------------------------------------------------------
 
-    async def _ask(self, decision: str, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
+    async def _choose(self, decision: str, view: dict[str, Any], legal: list[dict[str, Any]]) -> dict[str, Any]:
         r = self.renderer
         self._print(*r.board(view, legal))
         if decision == "capture":

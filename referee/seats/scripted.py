@@ -85,7 +85,6 @@ class ScriptedSeat(Seat):
         self.lines: list[bytes] = []
         self.closed = False
         self._steps: deque[_Step] = deque()
-        self.matches = 0
 
     # --- the script ---------------------------------------------------------------------------------------
 
@@ -104,7 +103,7 @@ class ScriptedSeat(Seat):
         self.received.append(json.loads(encode(msg)))  # a copy, as a bot would parse it
         self.lines.append(encode(msg))
 
-    def _answer(self, msg: dict[str, Any], default: Answer | None) -> tuple[bytes, float]:
+    def _reply(self, msg: dict[str, Any], default: Answer | None) -> tuple[bytes, float]:
         step = self._steps.popleft() if self._steps else None
         if step is not None and not _matches(msg, step.expected):
             raise AssertionError(f"{self.name}: expected a message with {step.expected}, got {msg}")
@@ -118,8 +117,7 @@ class ScriptedSeat(Seat):
         if answer is None:
             raise AssertionError(f"{self.name}: no scripted answer and no policy for {msg}")
         if isinstance(answer, SeatFailure):
-            self.failed = answer
-            raise answer
+            raise answer  # recorded by the exchange
         if isinstance(answer, str):
             return answer.encode(), ms
         if isinstance(answer, bytes):
@@ -128,35 +126,30 @@ class ScriptedSeat(Seat):
             answer = action_answer(msg["id"], answer)
         return encode(answer), ms
 
-    async def start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
+    async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
         """Record ``hello`` and give the scripted answer (by default a ``hello`` with the seat's name)."""
-        self.matches += 1
-        hello["match"]["index"] = self.matches
         self.started = True
         self._record(hello)
-        line, _ = self._answer(hello, self.hello_answer)
+        line, _ = self._reply(hello, self.hello_answer)
         return line
-
-    async def new_match(self, msg: dict[str, Any]) -> None:
-        """Record ``new_match``."""
-        self.matches += 1
-        msg["match"]["index"] = self.matches
-        self._record(msg)
 
     async def send(self, msg: dict[str, Any]) -> None:
         """Record one message."""
         self._record(msg)
 
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
+    async def _ask(
+        self, request: Request, timeout_s: float, meanwhile: Callable[[], object] | None
+    ) -> tuple[bytes, float]:
         """Record ``request`` (as its message) and give the scripted or the policy's answer; an answer that
         would take longer than ``timeout_s`` is a timeout, as for a bot."""
+        if meanwhile is not None:
+            meanwhile()
         rid = request.id
         msg = request.message()
         self._record(msg)
-        line, ms = self._answer(msg, None)
+        line, ms = self._reply(msg, None)
         if ms > timeout_s * 1000.0:
-            self.failed = SeatFailure(Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms")
-            raise self.failed
+            raise SeatFailure(Failure.TIMEOUT, f"no answer to request {rid} within {timeout_s * 1000:.0f} ms")
         return line, ms
 
     async def close(self) -> None:

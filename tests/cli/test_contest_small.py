@@ -14,27 +14,16 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import BOTS, ROOT
+from tests.helpers import BOTS, FAST, referee
 
 FIRST = str(BOTS / "first_bot.py")
 AT_HELLO = f"{BOTS / 'broken_bot.py'} crash_hello"  # exits before it answers hello
-EXE = Path(sys.executable).parent / "koikoi-referee"
-FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
 
 pytestmark = pytest.mark.slow  # real tournaments and referee runs
-
-
-def referee(*args: str | Path, env: dict[str, str], code: int = 0) -> subprocess.CompletedProcess[str]:
-    """Run the installed command; assert its exit code."""
-    proc = subprocess.run([str(EXE), *map(str, args)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=180, check=False)  # fmt: skip
-    assert proc.returncode == code, proc.stdout + proc.stderr
-    return proc
 
 
 def one_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -104,7 +93,7 @@ def test_replay_html_of_a_forfeit_at_hello_writes_the_tournaments_page(
     # a replay cut after its header (no result) is still refused in one line
     cut = tmp_path / "cut.jsonl"
     cut.write_text(at_hello.read_text().splitlines()[0] + "\n")
-    assert "holds no event" in one_error(referee("replay", "html", cut, env=env, code=2))
+    assert "holds no event" in one_error(referee("replay", "html", cut, env=env, check=2))
 
 
 def test_replay_show_keeps_both_seat_lines_of_a_forfeit_at_hello(
@@ -128,7 +117,7 @@ def test_replay_show_keeps_both_seat_lines_of_a_forfeit_at_hello(
 def test_replay_verify_of_a_folder_names_the_glob_of_its_replays(
     tmp_path: Path, env: dict[str, str], at_hello: Path, ladder: Path
 ) -> None:
-    err = one_error(referee("replay", "verify", ladder, env=env, code=2))
+    err = one_error(referee("replay", "verify", ladder, env=env, check=2))
     assert err == (f"koikoi-referee: error: {ladder}: a folder, not a replay file; name its replays: "
                    f"koikoi-referee replay verify {ladder}/replays/*.jsonl")  # fmt: skip
     named = sorted(glob.glob(f"{ladder}/replays/*.jsonl"))  # the glob as a shell expands it
@@ -138,15 +127,15 @@ def test_replay_verify_of_a_folder_names_the_glob_of_its_replays(
     plain = tmp_path / "my games"
     plain.mkdir()
     (plain / "g.jsonl").write_bytes(at_hello.read_bytes())
-    err = one_error(referee("replay", "verify", plain, env=env, code=2))
+    err = one_error(referee("replay", "verify", plain, env=env, check=2))
     assert err.endswith(f"koikoi-referee replay verify '{plain}'/*.jsonl")
     empty = tmp_path / "empty"
     (empty / "sub").mkdir(parents=True)
     (empty / "sub" / "notes.jsonl").write_text('{"not": "a replay"}\n')
-    assert one_error(referee("replay", "verify", empty, env=env, code=2)).endswith(
+    assert one_error(referee("replay", "verify", empty, env=env, check=2)).endswith(
         "a folder, not a replay file; it holds no replay (nor do its folders)"
     )
-    assert one_error(referee("replay", "verify", tmp_path / "nowhere.jsonl", env=env, code=2)).endswith(
+    assert one_error(referee("replay", "verify", tmp_path / "nowhere.jsonl", env=env, check=2)).endswith(
         "nowhere.jsonl: not a replay file (no such file)"
     )
 
@@ -190,7 +179,7 @@ def test_play_takes_dash_h_for_help(env: dict[str, str]) -> None:
 def test_bad_command_line_input_is_one_line(
     tmp_path: Path, env: dict[str, str], args: tuple[str, ...], message: str
 ) -> None:
-    assert message in one_error(referee(*args, "--out", tmp_path / "t", env=env, code=2))
+    assert message in one_error(referee(*args, "--out", tmp_path / "t", env=env, check=2))
     assert not (tmp_path / "t").exists()
 
 
@@ -202,18 +191,18 @@ def _toml(tmp_path: Path, text: str) -> Path:
 
 def test_a_time_typo_in_the_tournament_file_names_the_key(tmp_path: Path, env: dict[str, str]) -> None:
     path = _toml(tmp_path, f'[bots]\na = "{FIRST}"\nb = "{FIRST}"\n[time]\nmove_ms = 500\nbank_sm = 9000\n')
-    err = one_error(referee("tournament", "--config", path, "--out", tmp_path / "t", env=env, code=2))
+    err = one_error(referee("tournament", "--config", path, "--out", tmp_path / "t", env=env, check=2))
     assert err == f"koikoi-referee: error: {path}: [time] has no key bank_sm; it takes startup_ms, move_ms, bank_ms"
 
 
 def test_a_bot_named_twice_in_the_tournament_file_is_refused(tmp_path: Path, env: dict[str, str]) -> None:
     path = _toml(tmp_path, f'[bots]\na = "{FIRST}"\nb = "{FIRST}"\na = "{FIRST} again"\n')
-    err = one_error(referee("tournament", "--config", path, "--out", tmp_path / "t", env=env, code=2))
+    err = one_error(referee("tournament", "--config", path, "--out", tmp_path / "t", env=env, check=2))
     assert err == f"koikoi-referee: error: {path}: line 7: bot a is named twice (each bot needs a name of its own)"
     # a name of the file given again with --bot
     path = _toml(tmp_path, f'[bots]\na = "{FIRST}"\nb = "{FIRST}"\n')
     err = one_error(referee("tournament", "--config", path, "--bot", f"b={FIRST}", "--out", tmp_path / "t",
-                            env=env, code=2))  # fmt: skip
+                            env=env, check=2))  # fmt: skip
     assert err == "koikoi-referee: error: bot names must be unique; got a, b, b"
 
 
@@ -224,7 +213,7 @@ def test_a_merge_under_another_key_says_so_and_an_edit_is_still_forged(tmp_path:
     shard = ("--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--pairs", "2", "--seed-file", seed, *FAST, "--no-html")
     referee("tournament", *shard, "--shard", "1/2", "--out", tmp_path / "s1", env=env)
     referee("tournament", *shard, "--shard", "2/2", "--key", other, "--out", tmp_path / "s2", env=env)
-    err = one_error(referee("tournament", "merge", tmp_path / "s1", tmp_path / "s2", env=env, code=2))
+    err = one_error(referee("tournament", "merge", tmp_path / "s1", tmp_path / "s2", env=env, check=2))
     assert f"{tmp_path / 's2'}/tournament.json: the signature does not match this key: the folder was signed " \
            "with a different key (key id " in err and "forged" not in err  # fmt: skip
     ids = re.findall(r"[0-9a-f]{16}", err)
@@ -232,10 +221,10 @@ def test_a_merge_under_another_key_says_so_and_an_edit_is_still_forged(tmp_path:
     assert json.loads((tmp_path / "s2" / "tournament.json").read_text())["key_id"] == ids[0]
     # with the other key, the first shard is the one signed differently
     err = one_error(referee("tournament", "merge", tmp_path / "s1", tmp_path / "s2", "--key", other, env=env,
-                            code=2))  # fmt: skip
+                            check=2))  # fmt: skip
     assert f"{tmp_path / 's1'}/tournament.json" in err and "signed with a different key" in err
     # an edit under the right key is not a different key: it is refused as edited or forged
     description = tmp_path / "s2" / "tournament.json"
     description.write_text(description.read_text().replace('"min_score": null', '"min_score": 0.0'))
-    err = one_error(referee("tournament", "merge", tmp_path / "s2", "--partial", "--key", other, env=env, code=2))
+    err = one_error(referee("tournament", "merge", tmp_path / "s2", "--partial", "--key", other, env=env, check=2))
     assert "the signature does not match (edited, moved or forged)" in err and "different key" not in err

@@ -87,7 +87,7 @@ def test_a_compiled_build_is_the_engine_imported() -> None:
     assert seen["build"] == _build.COMPILED
     files = seen["files"]
     assert isinstance(files, dict)
-    for name in ("cards", "rules", "yaku", "state", "views", "events", "errors"):
+    for name in ("cards", "rules", "yaku", "actions", "deal", "state", "views", "events", "errors"):
         assert str(files[f"referee.engine.{name}"]).endswith(SUFFIXES), files
 
 

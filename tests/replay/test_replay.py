@@ -16,7 +16,18 @@ from hypothesis import strategies as st
 from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, run_match
 from referee.records import Termination
-from referee.replay import Decision, Header, Hello, ReplayWriter, Result, printable, read_replay, show, verify
+from referee.replay import (
+    Decision,
+    Header,
+    HeaderBot,
+    Hello,
+    ReplayWriter,
+    Result,
+    printable,
+    read_replay,
+    show,
+    verify,
+)
 from referee.signing import load_key
 from tests.helpers import BOTS, FIRST, ROOT
 from tests.replay_factory import engine_states, replay_lines
@@ -485,15 +496,20 @@ def test_replay_verify_uses_the_key_file_or_the_default_key(replay: Path, tmp_pa
 def test_the_writer_keeps_extra_header_fields_for_the_reader(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     writer = ReplayWriter(path, key=KEY)
-    writer.header(match_id="m-1", rules=PRESETS["guide"].to_dict(), seed=2**60, deals=[], first_dealer=2,
-                  bots=[{"seat": 1, "command": "a"}, {"seat": 2, "command": "b"}],
-                  time={"startup_ms": 1, "move_ms": 2, "bank_ms": 3},
-                  extra={"sandbox": "bwrap", "seed": "no"})  # fmt: skip
+    bots = (HeaderBot("a", extra={"sandbox": "none"}), HeaderBot("b", TimeControl(4, 5, 6)))
+    written = Header.new("m-1", PRESETS["guide"], 2**60, (), 1, bots, TimeControl(1, 2, 3),
+                         {"sandbox": "bwrap", "seed": "no"})  # fmt: skip
+    writer.record(written)
     writer.close()
     [(n, header)] = read_replay(path, KEY)
     assert n == 1 and isinstance(header, Header) and header.extra == {"sandbox": "bwrap"}
     assert header.seed == 2**60 and header.first_dealer == 1 and header.commands == ("a", "b")
-    assert header.time == TimeControl(1, 2, 3)
+    assert header.time == TimeControl(1, 2, 3) and header.bots[1].time == TimeControl(4, 5, 6)
+    assert header.bots[0].extra == {"sandbox": "none"} and header.bots[0].time is None
+    line = json.loads(path.read_text().splitlines()[0])
+    del line["mac"]
+    assert line == written.to_json() == header.to_json()  # the header read is the header written
+    assert list(line)[:2] == ["sandbox", "seed"]  # the extra fields first, as written
 
 
 @pytest.mark.parametrize("value", [[], {}, ["play"], 1.5, None, True])

@@ -16,15 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from referee.cli import app
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import Pairing, pair_seed
-from tests.helpers import ROOT
+from tests.helpers import FAST, ROOT, cli, referee
 
-FAST = ("--rules", "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
 FIRST = f"first={sys.executable} tests/bots/first_bot.py"
 GREEDY = "greedy=bots/greedy_bot.py"
 RANDOM = "random=bots/random_bot.py --seed 5"
@@ -39,24 +36,6 @@ def signing_key_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
     monkeypatch.delenv("KOIKOI_SEED", raising=False)
     return home / "koikoi-referee" / "key"
-
-
-def referee(*args: str | Path, check: int | None = 0, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the CLI; assert its exit code unless ``check`` is None."""
-    exe = Path(sys.executable).parent / "koikoi-referee"
-    proc = subprocess.run(
-        [str(exe), *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if check is not None:
-        assert proc.returncode == check, proc.stdout + proc.stderr
-    return proc
-
-
-def cli(*args: str | Path, check: int = 0) -> tuple[str, str]:
-    """The CLI in this process, for commands that start no bot; returns stdout and stderr."""
-    result = CliRunner().invoke(app, list(map(str, args)))
-    assert result.exit_code == check, result.output
-    return result.stdout, result.stderr
 
 
 def lines(folder: Path) -> list[dict[str, object]]:
