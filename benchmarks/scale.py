@@ -8,7 +8,8 @@ to recompute the standings from the results on disk (:func:`referee.tournament.c
 report (:func:`referee.tournament.summarize`); and the memory a running tournament's store keeps per finished
 match (up to 2,000 results appended, traced). Goal: a 64-bot round-robin (2,016 pairings) plans, resumes and
 recomputes its standings in under a second, and the standings cost grows linearly with the games (microseconds
-per game).
+per game). ``--end-to-end``: the end-to-end section (``benchmarks/scale_e2e.py``): real and synthetic folders of
+up to 600,000 results through the end-of-run report, resume, merge and a ladder refit, peak memory per step.
 """
 
 from __future__ import annotations
@@ -121,7 +122,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--bots", default="8,64,256", help="comma-separated bot counts (default 8,64,256)")
     parser.add_argument("--pairs", type=int, default=1, help="deal pairs per pairing (2 games each; default 1)")
-    args = parser.parse_args()
+    e2e = "the end-to-end section instead: benchmarks/scale_e2e.py (its options follow)"
+    parser.add_argument("--end-to-end", action="store_true", help=e2e)
+    args, rest = parser.parse_known_args()
+    if args.end_to_end:
+        import subprocess
+
+        raise SystemExit(subprocess.call([sys.executable, str(Path(__file__).with_name("scale_e2e.py")), *rest]))
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     load = os.getloadavg()
     head = ["bots", "pairings", "games", "plan s", "write s", "resume s", "resume RSS B/game", "standings s",
             "report s", "plan+resume+standings s", "standings us/game", "held B/finished match"]  # fmt: skip

@@ -18,14 +18,16 @@ import fcntl
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from referee.errors import OutputError
 from referee.replay.writer import GZ_SUFFIX
 from referee.signing import Chain, SigningError, key_id, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.document import read_head, write_document
 from referee.tournament.schedule import MatchSpec, Neighbours
 
 FORMAT = "koikoi-tournament/1"
@@ -85,7 +87,8 @@ def unlock_folder(fd: int) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """fsync the folder ``path`` (a rename in it is then durable); nothing when it cannot be opened."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -104,7 +107,20 @@ def write_atomic(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def atomic_text(path: Path) -> Iterator[IO[str]]:
+    """A text file written through a temporary one, a piece at a time, fsynced and renamed into place when the
+    block ends without an error: old or new, never half (see :func:`write_atomic`)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
 
 
 @dataclass(frozen=True)
@@ -159,19 +175,13 @@ class Description:
 
 
 def write_description(
-    root: Path, config: TournamentConfig, options: RunOptions, schedule: list[MatchSpec], key: bytes | None
+    root: Path, config: TournamentConfig, options: RunOptions, schedule: Iterable[MatchSpec], key: bytes | None
 ) -> None:
     """Write ``tournament.json`` atomically, signed under ``key`` (its run options decide the CI gates)."""
-    doc = {
-        "format": FORMAT,
-        "fingerprint": config.fingerprint(),
-        "config": config.to_json(),
-        "options": options.to_json(),
-        "schedule": [m.to_json() for m in schedule],
-    }
-    if key is not None:
-        doc["key_id"] = key_id(key)  # signed with the rest: which key a check must use
-    write_atomic(root / DESCRIPTION, json.dumps(Chain(key).sign(doc), indent=1) + "\n")
+    head = {"format": FORMAT, "fingerprint": config.fingerprint(), "config": config.to_json(),
+            "options": options.to_json()}  # fmt: skip
+    with atomic_text(root / DESCRIPTION) as f:  # the schedule an entry at a time; key_id signed with the rest
+        write_document(f, head, (m.to_json() for m in schedule), key)
 
 
 def read_description(root: Path, key: bytes | None = None, jobs: int = 1) -> Description:
@@ -193,6 +203,10 @@ def read_description(root: Path, key: bytes | None = None, jobs: int = 1) -> Des
 
 def _read_document(root: Path, key: bytes | None) -> dict[str, Any]:
     path = root / DESCRIPTION
+    with contextlib.suppress(OSError):
+        doc = read_head(path, key)  # the schedule streamed, not held
+        if doc is not None and doc.get("format") == FORMAT:
+            return doc
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

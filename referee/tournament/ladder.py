@@ -23,7 +23,7 @@ from referee.seats.process import ProcessError, absolute_command
 from referee.tournament.config import BotSpec, RunOptions, Stage, TournamentConfig, TournamentError, parse_bot
 from referee.tournament.folder import NO_KEY, RESULTS, signing_key
 from referee.tournament.launch import Report, play_folder, preflight
-from referee.tournament.schedule import check_size, next_index
+from referee.tournament.schedule import check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS
 from referee.tournament.session import Interim, check_new, default_jobs, resume
 from referee.tournament.store import Store
@@ -108,7 +108,7 @@ def add(req: AddRequest, *, stream: TextIO, warn: Callable[[str], None]) -> Repo
             raise TournamentError(f"{req.folder}: an SPRT run compares two bots; it takes no entrants")
         if tuple(store.options.shard) != (1, 1):
             raise TournamentError(f"{req.folder}: a shard takes no entrants; add them to the merged folder")
-        config = extended(store.config, specs, req.retire, next_index(list(store.schedule.values())))
+        config = extended(store.config, specs, req.retire, store.schedule.next_index())
         options = _options(store, req)
         check_size(config)
         check_new(config, options, req.folder)

@@ -416,7 +416,8 @@ class MergeReport:
     def to_json(self) -> dict[str, Any]:
         """The merged standings as printed by ``--json``."""
         missing = self.result.missing
-        return to_json(self.result.standings, {"complete": not missing, "missing": missing})
+        st = dataclasses.replace(self.result.standings, pairs=self.result.pairs())  # the pair list, read back
+        return to_json(st, {"complete": not missing, "missing": missing})
 
 
 def merge_folders(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from referee.text import plural
 from referee.tournament.records import Record
-from referee.tournament.report import report_meta, table, write_report
-from referee.tournament.standings import Tally, compute
+from referee.tournament.report import report_meta, table, write_matches, write_standings
+from referee.tournament.standings import Tally, pair_rows
 from referee.tournament.store import Store
 
 REFRESH_S = 30
@@ -49,7 +49,7 @@ class LiveReport:
         self.results = 0
         self.written = False
         if interim.pairs:
-            for rec in sorted(store.iter_records(), key=lambda r: r.spec.index):
+            for rec in store.records_in_order():
                 self.tally.add(rec)
         self.shown_pairs = self._pairs()
 
@@ -76,16 +76,17 @@ class LiveReport:
         home page, from what is recorded so far; ``running`` False: the run was interrupted (the page says so and
         stops refreshing)."""
         store = self.store
-        records = list(store.iter_records())
-        st = compute(store.config, records, store.options.sprt)
+        tally = Tally(store.config)
+        write_matches(store.root, tally.feed(store.records_in_order()))
+        st = tally.standings(store.options.sprt)
         meta = report_meta(store.config, store.options.shard, len(store.schedule), False, st)
-        write_report(store.root, st, records, {**meta, "running": running})
+        write_standings(store.root, st, {**meta, "running": running}, pair_rows(store.config, store.pairs_in_order()))
         if self.interim.html:
             from referee.tournament.digest import Digest
             from referee.tournament.pages import running_facts, write_home
 
             facts = running_facts(st, store.done, len(store.schedule), running)
-            digest = Digest.of(store.config, store.root, records)
+            digest = Digest.of(store.config, store.root, store.iter_records())
             write_home(store.root, st, digest, facts, REFRESH_S if running else 0)
         self.written = True
 

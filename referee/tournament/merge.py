@@ -5,24 +5,28 @@ recorded in two folders is an error (the shards overlap); so is a shard without 
 recorded nowhere (an unfinished shard: resume it first), unless a partial merge is asked for, which reports them
 as missing. Each folder's results are checked against the key when there is one. The merged folder is written in
 the store's own formats (:func:`~referee.tournament.folder.write_description`,
-:func:`~referee.tournament.store.write_results`) and its report by
-:func:`~referee.tournament.report.write_report`.
+:class:`~referee.tournament.store.ResultLines`) and its report by
+:func:`~referee.tournament.report.write_standings`. The folders' records are read one at a time, in schedule
+order, each from the folder that recorded it: a merge holds the folders' pairings, not their matches.
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.tournament.config import RunOptions, TournamentError
-from referee.tournament.folder import DESCRIPTION, existing_replay, write_description
+from referee.tournament.folder import DESCRIPTION, RESULTS, atomic_text, existing_replay, write_description
 from referee.tournament.gates import judge
-from referee.tournament.records import Record
-from referee.tournament.report import report_meta, table, write_report
-from referee.tournament.schedule import MatchSpec, build_schedule
-from referee.tournament.standings import Standings, compute, sprt_stop_point
-from referee.tournament.store import Store, write_results
+from referee.tournament.ledger import GAMES, Ledger
+from referee.tournament.records import MATCH_FIELDS, PairRow, Record
+from referee.tournament.report import report_meta, table, write_standings
+from referee.tournament.standings import Standings, Tally, pair_rows, sprt_stop_point
+from referee.tournament.store import ResultLines, Store
 
 
 @dataclass
@@ -35,6 +39,11 @@ class MergeResult:
     shards_seen: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # CI gates (the shards' --min-score, --fail-if-worse)
+    merged: Merged | None = field(default=None, repr=False)  # the folders' records, read back on demand
+
+    def pairs(self) -> list[PairRow]:
+        """The merged pair list (read back from the folders: for a printed report)."""
+        return [] if self.merged is None else list(self.merged.pair_rows())
 
 
 def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None, *, partial: bool = False) -> MergeResult:
@@ -60,18 +69,11 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None, *
         if k in seen and n > 1:
             raise TournamentError(f"{d} and {seen[k]} are both shard {k}/{n}")
         seen[k] = d
-    records: dict[str, Record] = {}
-    origin: dict[str, Path] = {}
     warnings: list[str] = []
-    for d, s in zip(dirs, stores, strict=True):
-        for mid, rec in s.load_records().items():
-            if mid in records:
-                raise TournamentError(f"match {mid} is recorded in both {origin[mid]} and {d}")
-            records[mid] = rec
-            origin[mid] = d
+    for s in stores:
         warnings.extend(w for w in s.warnings if w not in warnings)
-    schedule = build_schedule(base.config)
-    missing = [m.match_id for m in schedule if m.match_id not in records]
+    merged = Merged(dirs, stores, Ledger(base.config, (1, 1)))
+    missing = merged.check()
     absent = [k for k in range(1, n + 1) if k not in seen]
     if absent and not partial:
         shown = ", ".join(f"{k}/{n}" for k in absent)
@@ -81,45 +83,113 @@ def merge(dirs: list[Path], out: Path | None = None, key: bytes | None = None, *
             f"{len(missing)} scheduled match(es) are in no folder (first: {missing[0]}): finish the shards with "
             "--resume (or --partial to merge anyway)"
         )
-    st = compute(base.config, list(records.values()), base.options.sprt)
+    tally = Tally(base.config)
+    if out is None:
+        for _ in tally.feed(merged.records()):
+            pass
+    else:
+        _write(out, base, merged, tally, key)
+    sprt = base.options.sprt
+    st = tally.standings(sprt)
     gates = judge(base.config, base.options, st)
-    result = MergeResult(st, table(st, base.config.sandbox, base.config.ponder), missing, sorted(seen), warnings, gates)
+    result = MergeResult(st, table(st, base.config.sandbox, base.config.ponder), missing, sorted(seen), warnings, gates,
+                         merged)  # fmt: skip
     if out is not None:
-        _write(out, base, schedule, records, origin, st, not missing, key)
+        try:
+            stop = sprt_stop_point(base.config, merged.records(pairing=0), sprt) if sprt is not None else None
+            meta = report_meta(base.config, (1, 1), len(merged.ledger), not missing, st, stop)
+            write_standings(out, st, meta, merged.pair_rows())
+        except OSError as exc:
+            raise TournamentError(f"{out}: cannot write the merged tournament: {exc.strerror or exc}") from None
     return result
 
 
-def _write(
-    out: Path,
-    base: Store,
-    schedule: list[MatchSpec],
-    records: dict[str, Record],
-    origin: dict[str, Path],
-    st: Standings,
-    complete: bool,
-    key: bytes | None,
-) -> None:
+class Merged:
+    """The records of several folders of one tournament read as one, in schedule order, one at a time: each
+    match from the folder that recorded it (``ledger``: the whole schedule)."""
+
+    def __init__(self, dirs: list[Path], stores: list[Store], ledger: Ledger) -> None:
+        self.dirs = dirs
+        self.stores = stores
+        self.ledger = ledger
+
+    def _holders(self, index: int, pairing: int, pair: int, game: int) -> list[int]:
+        """The folders (by position) that recorded game ``game`` of the pair at schedule position ``index``."""
+        return [k for k, s in enumerate(self.stores)
+                if s.schedule.in_shard(index) and s.schedule.slot_offset(pairing, pair, game) >= 0]  # fmt: skip
+
+    def check(self) -> list[str]:
+        """The ids of the scheduled matches recorded in no folder; :class:`TournamentError` for a match recorded
+        in two."""
+        missing: list[str] = []
+        for index, pairing, pair in self.ledger.pair_keys():
+            for game in range(2):
+                held = self._holders(index, pairing, pair, game)
+                if len(held) > 1:
+                    mid = self.ledger.match_id(pairing, pair, game)
+                    both = f"{self.dirs[held[0]]} and {self.dirs[held[1]]}"
+                    raise TournamentError(f"match {mid} is recorded in both {both}")
+                if not held:
+                    missing.append(self.ledger.match_id(pairing, pair, game))
+        return missing
+
+    def records(self, pairing: int | None = None) -> Iterator[Record]:
+        """The recorded matches in schedule order (only those of ``pairing`` if given)."""
+        return (rec for rec, _ in self.located(pairing))
+
+    def located(self, pairing: int | None = None) -> Iterator[tuple[Record, Path]]:
+        """The recorded matches in schedule order (only those of ``pairing`` if given), each with its folder."""
+        with contextlib.ExitStack() as stack:
+            readers = [stack.enter_context(s.reader()) for s in self.stores]
+            for index, pg, pair in self.ledger.pair_keys():
+                if pairing is None or pg == pairing:
+                    for game in range(2):
+                        for k in self._holders(index, pg, pair, game):
+                            yield readers[k](self.stores[k].schedule.slot_offset(pg, pair, game)), self.dirs[k]
+
+    def pair_rows(self) -> Iterator[PairRow]:
+        """The pair list, by pairing then pair."""
+        with contextlib.ExitStack() as stack:
+            readers = [stack.enter_context(s.reader()) for s in self.stores]
+
+            def games(pg: int, pair: int) -> dict[str, Record]:
+                index = self.ledger.index_of(pg, pair)
+                return {GAMES[g]: readers[k](self.stores[k].schedule.slot_offset(pg, pair, g))
+                        for g in range(2) for k in self._holders(index, pg, pair, g)}  # fmt: skip
+
+            ledger = self.ledger
+            groups = (games(pg, pair) for pg in range(len(ledger.plist)) for pair in range(ledger.pairs_of(pg)))
+            yield from pair_rows(ledger.config, (g for g in groups if g))
+
+
+def _write(out: Path, base: Store, merged: Merged, tally: Tally, key: bytes | None) -> None:
+    """Write the merged folder's description, results (signed under ``key``), replays, bot logs and
+    ``matches.csv``, the records read once, counted in ``tally`` on the way."""
     if (out / DESCRIPTION).exists():
         raise TournamentError(f"{out} already holds a tournament; choose another -o")
     options = RunOptions(
         1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score, compress=base.options.compress
     )
-    ordered = sorted(records.values(), key=lambda r: r.spec.index)
     try:
         (out / "replays").mkdir(parents=True, exist_ok=True)
-        write_description(out, base.config, options, schedule, key)
-        write_results(out, ordered, key)
-        for r in ordered:
-            src = existing_replay(origin[r.spec.match_id], r.spec.match_id)
-            if src is not None:
-                shutil.copyfile(src, out / "replays" / src.name)
-                page = src.with_name(f"{r.spec.match_id}.html")  # its viewer page goes with it
-                if page.is_file():
-                    shutil.copyfile(page, out / "replays" / page.name)
-        _copy_logs([d for d in dict.fromkeys(origin.values())], out / "logs")
-        sprt = base.options.sprt
-        stop = sprt_stop_point(base.config, ordered, sprt) if sprt is not None else None
-        write_report(out, st, ordered, report_meta(base.config, (1, 1), len(schedule), complete, st, stop))
+        write_description(out, base.config, options, merged.ledger.values(), key)
+        lines = ResultLines(key)
+        used: dict[Path, None] = {}  # the folders with a record, in order
+        with atomic_text(out / RESULTS) as results, atomic_text(out / "matches.csv") as matches:
+            rows = csv.DictWriter(matches, MATCH_FIELDS, lineterminator="\n", extrasaction="ignore")
+            rows.writeheader()
+            for rec, origin in merged.located():
+                used[origin] = None
+                tally.add(rec)
+                results.write(lines.of(rec))
+                rows.writerow(rec.csv_row())
+                src = existing_replay(origin, rec.spec.match_id)
+                if src is not None:
+                    shutil.copyfile(src, out / "replays" / src.name)
+                    page = src.with_name(f"{rec.spec.match_id}.html")  # its viewer page goes with it
+                    if page.is_file():
+                        shutil.copyfile(page, out / "replays" / page.name)
+        _copy_logs(list(used), out / "logs")
     except OSError as exc:
         raise TournamentError(f"{out}: cannot write the merged tournament: {exc.strerror or exc}") from None
 

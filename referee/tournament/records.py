@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from referee.records import Failure, MatchResult, SeatStats, bucket_upper_ms
 from referee.tournament.asymmetry import Asymmetry, Differences
@@ -75,6 +75,14 @@ class Played:
         return Played(worker, seq, float(times[0]), float(times[1]))
 
 
+class Schedule(Protocol):
+    """What a record is read against: the schedule entry of a match id as dealt now (a dict of them, or a
+    :class:`~referee.tournament.ledger.Ledger`)."""
+
+    def get(self, match_id: str, /) -> MatchSpec | None:
+        """The entry of ``match_id`` (None: not scheduled)."""
+
+
 @dataclass(frozen=True)
 class Record:
     """One finished match: its schedule entry and its result (engine seats 0/1 inside), whether it was the first
@@ -130,7 +138,7 @@ class Record:
         return line
 
     @staticmethod
-    def from_json(obj: Any, by_id: dict[str, MatchSpec]) -> Record:
+    def from_json(obj: Any, by_id: Schedule) -> Record:
         """A ``results.jsonl`` line against the schedule ``by_id`` (match id to the entry as dealt now);
         ``ValueError`` naming what is wrong."""
         if not isinstance(obj, dict):

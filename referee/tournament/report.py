@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,9 @@ from referee.tournament.asymmetry import ALPHA, EXACT_MAX, METHOD
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
-from referee.tournament.folder import FORMAT, write_atomic
+from referee.tournament.folder import FORMAT, atomic_text, write_atomic
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
-from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, Record
+from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, PairRow, Record
 from referee.tournament.standings import Standings
 
 COLUMN_TITLES = {Column.CRASHES: "crash", Column.TIMEOUTS: "timeout", Column.INVALID: "invalid",
@@ -151,13 +152,42 @@ def _csv(rows: list[dict[str, Any]], fields: list[str]) -> str:
     return buf.getvalue()
 
 
-def write_report(root: Path, st: Standings, records: list[Record], meta: dict[str, Any]) -> None:
-    """Write standings.json, standings.csv, pairs.csv and matches.csv into ``root`` (the home page and match
-    pages are :func:`referee.tournament.pages.write_site`'s)."""
+def write_report(root: Path, st: Standings, records: Iterable[Record], meta: dict[str, Any]) -> None:
+    """Write standings.json, standings.csv, pairs.csv and matches.csv into ``root`` from records held in
+    memory (the home page and match pages are :func:`referee.tournament.pages.write_site`'s; a folder's report
+    streams its records: :func:`write_standings` and :func:`write_matches`)."""
+    write_standings(root, st, meta, st.pairs)
+    write_matches(root, sorted(records, key=lambda r: r.spec.index))
+
+
+def write_standings(root: Path, st: Standings, meta: dict[str, Any], pairs: Iterable[PairRow]) -> None:
+    """Write standings.json, standings.csv and pairs.csv into ``root``, the pair list read once, a pair at a
+    time, into both ``standings.json`` (its last field, ``pairs``) and ``pairs.csv``."""
     doc = to_json(st, meta)
-    write_atomic(root / "standings.json", json.dumps(doc, indent=1) + "\n")
+    doc["pairs"] = []
+    head = json.dumps(doc, indent=1)
+    empty = '"pairs": []\n}'
+    assert head.endswith(empty)  # "pairs" is the document's last field
     rows = [{"rank": _rank(st, i), **b.csv_row()} for i, b in enumerate(st.bots)]
     write_atomic(root / "standings.csv", _csv(rows, list(rows[0]) if rows else ["rank", "name"]))
-    write_atomic(root / "pairs.csv", _csv([p.csv_row() for p in st.pairs], PAIR_FIELDS))
-    ordered = sorted(records, key=lambda r: r.spec.index)
-    write_atomic(root / "matches.csv", _csv([r.csv_row() for r in ordered], MATCH_FIELDS))
+    with atomic_text(root / "standings.json") as js, atomic_text(root / "pairs.csv") as pc:
+        w = csv.DictWriter(pc, PAIR_FIELDS, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        js.write(head[: -len(empty)] + '"pairs": [')
+        sep = "\n"
+        for p in pairs:
+            w.writerow(p.csv_row())
+            js.write(sep + "\n".join("  " + line for line in json.dumps(p.to_json(), indent=1).split("\n")))
+            sep = ",\n"
+        js.write("]\n}\n" if sep == "\n" else "\n ]\n}\n")
+
+
+def write_matches(root: Path, records: Iterable[Record]) -> None:
+    """Write ``matches.csv``, a row a record, in the order given (schedule order), one record at a time."""
+    with atomic_text(root / "matches.csv") as f:
+        w = csv.DictWriter(f, MATCH_FIELDS, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        for r in records:
+            w.writerow(r.csv_row())
+
+

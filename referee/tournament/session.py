@@ -19,11 +19,11 @@ from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
-from referee.tournament.report import report_meta, table, write_report
+from referee.tournament.report import report_meta, table, write_matches, write_standings
 from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, Neighbours, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
-from referee.tournament.standings import Standings, Tally, compute, sprt_stop_point
+from referee.tournament.standings import Standings, Tally, pair_rows, sprt_stop_point, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -118,7 +118,7 @@ class _SprtTracker:
         self.tally = Tally(store.config)
         self.decided = False
         if self.params is not None:
-            for rec in sorted((r for r in store.iter_records() if r.spec.pairing == 0), key=lambda r: r.spec.index):
+            for rec in store.records_in_order(pairing=0):
                 self.add(rec)
 
     def add(self, rec: Record) -> None:
@@ -132,8 +132,8 @@ class _SprtTracker:
 
 def open_twins(store: Store) -> list[MatchSpec]:
     """The pending matches whose pair twin is recorded: what finishes the pairs a stop cut in two."""
-    started = {(m.pairing, m.pair) for m in store.schedule.values() if store.is_done(m.match_id)}
-    return [m for m in store.pending() if (m.pairing, m.pair) in started]
+    ledger = store.schedule
+    return [m for m in store.pending() if ledger.twin_recorded(m)]
 
 
 def play(
@@ -194,7 +194,7 @@ def budget(store: Store) -> int:
 
 
 def _standings(store: Store) -> Standings:
-    return compute(store.config, store.iter_records(), store.options.sprt)
+    return tally_of(store.config, store.records_in_order()).standings(store.options.sprt)
 
 
 def _run(
@@ -221,10 +221,12 @@ def _run(
 
 def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None = None) -> Outcome:
     """Standings of the recorded matches (read back from the folder), the report files, and the CI gates."""
-    records = list(store.iter_records())
-    st = compute(store.config, records, store.options.sprt)
-    complete = decided or not store.pending()
-    stop = sprt_stop_point(store.config, records, store.options.sprt) if store.options.sprt else None
+    complete = decided or not any(True for _ in store.schedule.pending())
+    sprt = store.options.sprt
+    stop = sprt_stop_point(store.config, store.iter_records(), sprt) if sprt else None
+    tally = Tally(store.config)
+    write_matches(store.root, tally.feed(store.records_in_order()))  # one pass: matches.csv and the totals
+    st = tally.standings(sprt)
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete, st, stop)
     text = table(st, store.config.sandbox, store.config.ponder)
     if store.config.retired:
@@ -233,7 +235,7 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
     if store.options.until_separated:
         meta["until_separated"] = summary(st, store.config, store.extended, budget(store))
         text += "\n" + summary_line(meta["until_separated"])
-    write_report(store.root, st, records, meta)
+    write_standings(store.root, st, meta, pair_rows(store.config, store.pairs_in_order()))
     failures = judge(store.config, store.options, st)
     return Outcome(st, text, complete, failures, list(warnings or []))
 

@@ -12,7 +12,7 @@ of both bots (:mod:`referee.tournament.asymmetry`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from referee.text import plural
@@ -23,8 +23,8 @@ from referee.tournament.schedule import pairings
 from referee.tournament.stats import SprtResult, SprtState, sprt
 
 __all__ = [
-    "BotRow", "PairRow", "PairingRow", "Record", "Standings", "Tally", "check_consistent", "compute", "rating_history",
-    "sprt_stop_point",
+    "BotRow", "PairRow", "PairingRow", "Record", "Standings", "Tally", "check_consistent", "compute", "pair_rows",
+    "rating_history", "sprt_stop_point", "tally_of",
 ]  # fmt: skip
 
 
@@ -118,6 +118,12 @@ class Tally:
             self.rows[pr.first].order_diffs.add(d)
             self.rows[pr.second].order_diffs.add(-d)
 
+    def feed(self, records: Iterable[Record]) -> Iterator[Record]:
+        """``records``, each counted (:meth:`add`) as it passes: to write them out and count them in one pass."""
+        for rec in records:
+            self.add(rec)
+            yield rec
+
     def _count(self, rec: Record) -> None:
         """Count one game of a complete pair: results, statistics and forfeits of both bots."""
         for i, name in enumerate(rec.spec.seats):
@@ -206,17 +212,28 @@ def _group_pairs(records: Iterable[Record]) -> dict[tuple[int, int], dict[str, R
 
 def compute(config: TournamentConfig, records: Iterable[Record], sprt_params: Sprt | None = None) -> Standings:
     """Standings, head-to-head rows, pair list, joint ratings and (for two bots) the SPRT of the first
-    pairing."""
+    pairing (the records held in memory: for a folder, :func:`tally_of` and :func:`pair_rows` stream them)."""
     recs = sorted(records, key=lambda r: r.spec.index)
+    tally = tally_of(config, recs)
+    return tally.standings(sprt_params, list(pair_rows(config, _group_pairs(recs).values())))
+
+
+def tally_of(config: TournamentConfig, records: Iterable[Record]) -> Tally:
+    """The running totals of ``records`` fed in the order given (schedule order makes :func:`compute`'s
+    standings): one pass, only the open pairs held."""
     tally = Tally(config)
-    for r in recs:
+    for r in records:
         tally.add(r)
-    plist = tally.plist
-    pair_list = [
-        PairRow(plist[pairing].key, pair, plist[pairing].first, plist[pairing].second, games)
-        for (pairing, pair), games in _group_pairs(recs).items()
-    ]
-    return tally.standings(sprt_params, pair_list)
+    return tally
+
+
+def pair_rows(config: TournamentConfig, pairs: Iterable[dict[str, Record]]) -> Iterator[PairRow]:
+    """The pair list's rows, one a pair (its games by letter, one or both), in the order given."""
+    plist = pairings(config)
+    for games in pairs:
+        spec = next(iter(games.values())).spec
+        p = plist[spec.pairing]
+        yield PairRow(p.key, spec.pair, p.first, p.second, games)
 
 
 def sprt_stop_point(config: TournamentConfig, records: Iterable[Record], params: Sprt) -> int | None:
@@ -234,22 +251,26 @@ def sprt_stop_point(config: TournamentConfig, records: Iterable[Record], params:
     return None
 
 
-def rating_history(config: TournamentConfig, records: Sequence[Record], points: int = 40) -> list[
-    tuple[int, dict[str, float]]
-]:  # fmt: skip
+def rating_history(
+    config: TournamentConfig, records: Iterable[Record], points: int = 40, total: int | None = None
+) -> list[tuple[int, dict[str, float]]]:
     """How the ratings settled: (matches so far, Elo by bot) at up to ``points`` checkpoints, the records taken
-    in the order given (the order they finished in)."""
-    n = len(records)
-    if n == 0:
+    in the order given (the order they finished in); ``total``: how many there are, so that an iterator of them
+    is read once and not held (None: they are counted first)."""
+    if total is None:
+        records = list(records)
+        total = len(records)
+    if total == 0:
         return []
-    marks = sorted({max(1, round(n * k / points)) for k in range(1, points + 1)})
+    marks = sorted({max(1, round(total * k / points)) for k in range(1, points + 1)})
     tally = Tally(config)
     names = [b.name for b in config.bots]
     history: list[tuple[int, dict[str, float]]] = []
     done = 0
+    it = iter(records)
     for mark in marks:
-        while done < mark:
-            tally.add(records[done])
+        for rec in itertools.islice(it, mark - done):
+            tally.add(rec)
             done += 1
         history.append((done, elos(names, tally.totals(), history[-1][1] if history else None)))
     return history

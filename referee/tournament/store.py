@@ -4,8 +4,11 @@ schedule as dealt now (:mod:`referee.tournament.folder` has the folder itself: i
 A line is only counted when it is complete and parses; a torn last line (the referee killed mid-write) is cut
 off on resume and its match is played again, so no match is lost and none is counted twice.
 
-A running tournament holds the ids of its finished matches, not their records: the records stay on disk and
-:meth:`Store.iter_records` reads them back when they are needed (the report at the end, a merge).
+A tournament holds neither its schedule nor its records: the schedule is dealt on demand and the finished
+matches are the byte offsets of their lines (:class:`~referee.tournament.ledger.Ledger`); the records stay on disk
+and are read back one at a time when needed (:meth:`Store.iter_records` in the order they finished,
+:meth:`Store.records_in_order` in schedule order, :meth:`Store.pairs_in_order` by pair), so the memory of a folder
+grows with its pairings, not with its matches.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,16 +28,17 @@ from referee.tournament.folder import (
     NO_KEY,
     RESULTS,
     Output,
+    atomic_text,
     lock_folder,
     read_description,
     replay_files,
     started,
     unlock_folder,
-    write_atomic,
     write_description,
 )
+from referee.tournament.ledger import GAMES, Ledger
 from referee.tournament.records import Extend, Record, Redeal
-from referee.tournament.schedule import MatchSpec, build_schedule, next_index, pair_specs, pairings, redealt, shard_of
+from referee.tournament.schedule import MatchSpec, check_size
 
 
 class Store:
@@ -48,13 +52,12 @@ class Store:
         self.config = config
         self.options = options
         self.key = key
-        self.schedule: dict[str, MatchSpec] = {m.match_id: m for m in shard_of(build_schedule(config), options.shard)}
-        """The schedule slice of this folder by match id, in schedule order, each entry as dealt now."""
-        self._done: set[str] = set()  # ids of the recorded matches (the schedule's own strings)
-        self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
+        check_size(config)
+        self.schedule = Ledger(config, options.shard)
+        """The schedule slice of this folder, each entry as dealt now, and where its recorded results are."""
         self.extended = 0  # pairs added to the schedule by extend lines (--until-separated)
         self._chain = Chain(key)
-        self._log: IO[str] | None = None
+        self._log: IO[bytes] | None = None
         self._lock: int | None = None
         self.warnings: list[str] = []
 
@@ -77,25 +80,32 @@ class Store:
         return self.output().replay(spec.match_id)
 
     @property
+    def redeals(self) -> dict[tuple[int, int], int]:
+        """(pairing, pair) -> deal number, for the pairs dealt again."""
+        return self.schedule.redeals
+
+    @property
     def done(self) -> int:
         """How many scheduled matches are recorded."""
-        return len(self._done)
+        return self.schedule.recorded
 
     def is_done(self, match_id: str) -> bool:
         """True when ``match_id`` has a recorded result (of its current deal)."""
-        return match_id in self._done
+        spec = self.schedule.get(match_id)
+        return spec is not None and self.schedule.offset(spec) >= 0
 
     def iter_records(self) -> Iterator[Record]:
-        """The recorded matches, read back from ``results.jsonl`` in file order: the first result of each match
-        as dealt now (results of a deal dealt afresh since, and repeated results, are skipped). The file was
-        checked when the store was opened; lines appended since are this run's."""
-        seen: set[str] = set()
+        """The recorded matches, read back from ``results.jsonl`` in file order (the order they finished): the
+        result that counts of each match as dealt now (results of a deal dealt afresh since, and repeated results,
+        are skipped). The file was checked when the store was opened; lines appended since are this run's."""
         try:
             f = open(self.root / RESULTS, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
         except FileNotFoundError:
             return
         with f:
+            pos = 0
             for line in f:
+                here, pos = pos, pos + len(line)
                 if not line.endswith(b"\n") or not line.strip():
                     continue
                 obj = json.loads(line)
@@ -103,13 +113,35 @@ class Store:
                     continue
                 mid = obj.get("match_id")
                 spec = self.schedule.get(mid) if isinstance(mid, str) else None
-                if spec is None or obj.get("deal", 0) != spec.deal or spec.match_id in seen:
-                    continue
-                seen.add(spec.match_id)
-                yield Record.from_json(obj, self.schedule)
+                if spec is not None and self.schedule.offset(spec) == here:
+                    yield Record.from_json(obj, self.schedule)
+
+    def records_in_order(self, pairing: int | None = None) -> Iterator[Record]:
+        """The recorded matches in schedule order (only those of ``pairing`` if given), read back one at a time
+        (only the pairs with a recorded game are dealt)."""
+        with self.reader() as read:
+            for offset in self.schedule.recorded_offsets(pairing):
+                yield read(offset)
+
+    def pairs_in_order(self) -> Iterator[dict[str, Record]]:
+        """The recorded games of each pair with at least one (game letter -> record), by pairing then pair."""
+        with self.reader() as read:
+            for _, _, *offsets in self.schedule.offsets_by_pair():
+                yield {game: read(offset) for game, offset in zip(GAMES, offsets, strict=True) if offset >= 0}
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Callable[[int], Record]]:
+        """A function reading the record at a byte offset of ``results.jsonl``."""
+        with open(self.root / RESULTS, "rb") as f:
+
+            def read(offset: int) -> Record:
+                f.seek(offset)
+                return Record.from_json(json.loads(f.readline()), self.schedule)
+
+            yield read
 
     def load_records(self) -> dict[str, Record]:
-        """Every recorded match by id (:meth:`iter_records` kept in memory: for a merge)."""
+        """Every recorded match by id (:meth:`iter_records` kept in memory: for small folders and tests)."""
         return {r.spec.match_id: r for r in self.iter_records()}
 
     @staticmethod
@@ -126,7 +158,7 @@ class Store:
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
-            write_description(root, config, options, list(store.schedule.values()), key)
+            write_description(root, config, options, store.schedule.values(), key)
             (root / RESULTS).touch()
         except OSError as exc:
             store.close()
@@ -170,33 +202,30 @@ class Store:
         path = self.root / RESULTS
         warnings: list[str] = [] if self.key is not None else [f"{path}: {NO_KEY}"]
         try:
-            data = path.read_bytes()
+            f = open(path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return warnings
         except OSError as exc:
             raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
         good_end = 0
-        pos = 0
-        number = 0
-        while pos < len(data):
-            nl = data.find(b"\n", pos)
-            if nl < 0:
-                warnings.append(f"{path}: an incomplete last line was dropped; its match will be played again")
-                break
-            line = data[pos:nl]
-            pos = nl + 1
-            number += 1
-            if line.strip():
-                warnings.extend(self._read_line(line, f"{path} line {number}"))
-            good_end = pos
-        if repair and good_end < len(data):
-            with open(path, "r+b") as f:
-                f.truncate(good_end)
-                f.flush()
-                os.fsync(f.fileno())
+        torn = False
+        with f:
+            for number, line in enumerate(f, 1):
+                if not line.endswith(b"\n"):
+                    warnings.append(f"{path}: an incomplete last line was dropped; its match will be played again")
+                    torn = True
+                    break
+                if line.strip():
+                    warnings.extend(self._read_line(line[:-1], f"{path} line {number}", good_end))
+                good_end += len(line)
+        if repair and torn:
+            with open(path, "r+b") as out:
+                out.truncate(good_end)
+                out.flush()
+                os.fsync(out.fileno())
         return warnings
 
-    def _read_line(self, line: bytes, where: str) -> list[str]:
+    def _read_line(self, line: bytes, where: str, offset: int) -> list[str]:
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError):
@@ -219,47 +248,46 @@ class Store:
                 raise ValueError(f"match {rec.spec.match_id}: deal {obj.get('deal', 0)!r} is not the current one")
         except ValueError as exc:
             raise TournamentError(f"{where}: {exc}") from None
-        if rec.spec.match_id in self._done:
+        if self.schedule.offset(rec.spec) >= 0:
             return [f"{where}: match {rec.spec.match_id} is recorded twice; the first result counts"]
-        self._done.add(rec.spec.match_id)
+        self.schedule.mark(rec.spec, offset)
         return []
 
     def _apply_redeal(self, redeal: Redeal) -> None:
         """Deal pair (pairing, pair) afresh: its entries get the new deal, its earlier results stop counting."""
-        members = self._members(redeal.pairing, redeal.pair)
-        if not members:
+        if not self._has_pair(redeal.pairing, redeal.pair):
             raise ValueError(f"pair {redeal.pair} of pairing {redeal.pairing} is not in this folder's schedule")
         if redeal.deal <= self.redeals.get((redeal.pairing, redeal.pair), 0):
             raise ValueError(f"deal {redeal.deal} of pair {redeal.pair} is not a new deal")
-        self.redeals[(redeal.pairing, redeal.pair)] = redeal.deal
-        for m in members:
-            self.schedule[m.match_id] = redealt(self.config, m, redeal.deal)
-            self._done.discard(m.match_id)
+        self.schedule.redeal(redeal.pairing, redeal.pair, redeal.deal)
+
+    def _has_pair(self, pairing: int, pair: int) -> bool:
+        ledger = self.schedule
+        return 0 <= pairing < len(ledger.plist) and 0 <= pair < ledger.pairs_of(pairing) and ledger.in_shard(
+            ledger.index_of(pairing, pair)
+        )
 
     def _apply_extend(self, extend: Extend) -> list[MatchSpec]:
         """Add pair ``extend.pair`` (the pairing's next one) of pairing ``extend.pairing`` to the schedule."""
-        plist = pairings(self.config)
-        if tuple(self.options.shard) != (1, 1) or not 0 <= extend.pairing < len(plist):
+        if tuple(self.options.shard) != (1, 1) or not 0 <= extend.pairing < len(self.schedule.plist):
             raise ValueError(f"pairing {extend.pairing} cannot take a pair in this folder")
-        used = {m.index for m in self.schedule.values()}
-        if extend.pair != self.pairs_of(extend.pairing) or {extend.index, extend.index + 1} & used:
+        taken = self.schedule.used(extend.index) or self.schedule.used(extend.index + 1)
+        if extend.pair != self.pairs_of(extend.pairing) or taken:
             raise ValueError(f"pair {extend.pair} of pairing {extend.pairing} is not the next pair of the schedule")
-        specs = pair_specs(self.config, plist[extend.pairing], extend.pair, extend.index)
-        for m in specs:
-            self.schedule[m.match_id] = m
+        specs = self.schedule.add_pair(extend.pairing, extend.pair, extend.index)
         self.extended += 1
         return specs
 
     def pairs_of(self, pairing: int) -> int:
         """How many pairs pairing ``pairing`` has in the schedule (its first ``config.pairs`` and those added)."""
-        return len({m.pair for m in self.schedule.values() if m.pairing == pairing})
+        return self.schedule.pairs_of(pairing)
 
     def extend(self, chosen: list[int]) -> list[MatchSpec]:
         """Add the next pair of each pairing in ``chosen`` to the schedule: a signed ``extend`` line each, before
         any of its games is played; returns the new matches."""
         out: list[MatchSpec] = []
         for pairing in chosen:
-            extend = Extend(pairing, self.pairs_of(pairing), next_index(list(self.schedule.values())))
+            extend = Extend(pairing, self.pairs_of(pairing), self.schedule.next_index())
             self._write_line(extend.to_json())
             out += self._apply_extend(extend)
         return out
@@ -268,21 +296,19 @@ class Store:
         """Take on ``config`` (the same tournament with a ladder step more) and ``options``: ``tournament.json``
         rewritten atomically, signed under the same key, before any new match; the new pairings join the
         schedule, the recorded matches keep their ids, indices and results."""
-        old = list(self.schedule.values())
-        fresh = {m.match_id: m for m in build_schedule(config)}
-        for m in old:
-            if fresh.get(m.match_id, m).index != m.index:
-                raise TournamentError(f"{m.match_id}: the ladder step would move it in the schedule")
-            fresh[m.match_id] = m
+        check_size(config)
+        ledger = self.schedule
+        old_config, old = ledger.config, ledger.places()
+        ledger.restage(config)
+        moved = next((p for p, place in enumerate(old) if ledger.places()[p] != place), None)
+        if moved is not None or ledger.overlaps():
+            ledger.restage(old_config)
+            raise TournamentError(f"pairing {moved or 0}: the ladder step would move it in the schedule")
         try:
-            write_description(self.root, config, options, sorted(fresh.values(), key=lambda m: m.index), self.key)
+            write_description(self.root, config, options, ledger.values(), self.key)
         except OSError as exc:
             raise TournamentError(f"{self.root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         self.config, self.options = config, options
-        self.schedule = dict(sorted(fresh.items(), key=lambda kv: kv[1].index))
-
-    def _members(self, pairing: int, pair: int) -> list[MatchSpec]:
-        return [m for m in self.schedule.values() if (m.pairing, m.pair) == (pairing, pair)]
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""
@@ -294,7 +320,7 @@ class Store:
         deal as ``ID.interrupted-N.jsonl``; returns the pairs."""
         pairs = self.interrupted()
         for pairing, pair in pairs:
-            members = self._members(pairing, pair)
+            members = self.schedule.pair(pairing, pair)
             for m in members:
                 for old in replay_files(self.root, m.match_id):
                     if old.exists():
@@ -311,25 +337,27 @@ class Store:
         return pairs
 
     def pending(self) -> list[MatchSpec]:
-        """Scheduled matches without a recorded result, in schedule order."""
-        return [m for m in self.schedule.values() if m.match_id not in self._done]
+        """Scheduled matches without a recorded result, in schedule order (only their pairs are dealt)."""
+        return list(self.schedule.pending())
 
     def spec(self, match_id: str) -> MatchSpec:
         """The schedule entry of ``match_id`` as dealt now."""
         return self.schedule[match_id]
 
-    def _write_line(self, obj: dict[str, Any]) -> None:
+    def _write_line(self, obj: dict[str, Any]) -> int:
         if self._log is None:
-            self._log = open(self.root / RESULTS, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._log.write(dumps_line(self._chain.sign(obj)) + "\n")
+            self._log = open(self.root / RESULTS, "ab")  # noqa: SIM115 - closed in close()
+        offset = self._log.tell()
+        self._log.write((dumps_line(self._chain.sign(obj)) + "\n").encode("utf-8"))
         self._log.flush()
         os.fsync(self._log.fileno())
+        return offset
 
     def append(self, rec: Record) -> Record:
-        """Record a finished match: one signed line, flushed and fsynced before returning (only its id stays in
-        memory)."""
-        self._write_line(rec.to_json())
-        self._done.add(self.schedule[rec.spec.match_id].match_id)
+        """Record a finished match: one signed line, flushed and fsynced before returning (only its offset stays
+        in memory)."""
+        offset = self._write_line(rec.to_json())
+        self.schedule.mark(self.schedule[rec.spec.match_id], offset)
         return rec
 
     def close(self) -> None:
@@ -348,16 +376,28 @@ def dumps_line(obj: dict[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def write_results(root: Path, records: list[Record], key: bytes | None) -> None:
-    """Write a whole ``results.jsonl`` atomically, signed under ``key``: a ``redeal`` line before the first
-    result of each pair dealt again, then the results in schedule order."""
-    chain = Chain(key)
-    lines: list[str] = []
-    seen: set[tuple[int, int]] = set()
-    for rec in sorted(records, key=lambda r: r.spec.index):
+class ResultLines:
+    """The lines of a whole ``results.jsonl`` written afresh (a merge), signed under ``key``: a ``redeal`` line
+    before the first result of each pair dealt again, then the result; records given in schedule order."""
+
+    def __init__(self, key: bytes | None) -> None:
+        self._chain = Chain(key)
+        self._last: tuple[int, int] | None = None
+
+    def of(self, rec: Record) -> str:
+        """The line(s) of ``rec``, newlines included."""
         pair = (rec.spec.pairing, rec.spec.pair)
-        if rec.spec.deal and pair not in seen:
-            seen.add(pair)
-            lines.append(dumps_line(chain.sign(Redeal(*pair, rec.spec.deal).to_json())))
-        lines.append(dumps_line(chain.sign(rec.to_json())))
-    write_atomic(root / RESULTS, "".join(line + "\n" for line in lines))
+        out = ""
+        if rec.spec.deal and pair != self._last:
+            out += dumps_line(self._chain.sign(Redeal(*pair, rec.spec.deal).to_json())) + "\n"
+        self._last = pair
+        return out + dumps_line(self._chain.sign(rec.to_json())) + "\n"
+
+
+def write_results(root: Path, records: Iterable[Record], key: bytes | None) -> None:
+    """Write a whole ``results.jsonl`` atomically, signed under ``key``, from ``records`` in schedule order
+    (:class:`ResultLines`), one at a time."""
+    lines = ResultLines(key)
+    with atomic_text(root / RESULTS) as f:
+        for rec in records:
+            f.write(lines.of(rec))

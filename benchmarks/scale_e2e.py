@@ -1,0 +1,186 @@
+"""End to end at scale: a results folder through the end-of-run report, ``--resume``, ``merge`` and a ladder refit,
+each step in a fresh process, with its peak memory and time.
+
+Run: ``.venv/bin/python benchmarks/scale_e2e.py [--real 600,6000] [--synthetic 6000,60000,600000]``.
+
+- *real* folders: a tournament actually played (three ``bots/minimal_bot.py``, ``-j 2``, compressed replays, no
+  pages), its time and the main process's peak memory;
+- *synthetic* folders: 64 bots, one result per scheduled match (a seeded random winner), written in the store's
+  own formats (``tournament.json`` by :func:`referee.tournament.start`, every ``results.jsonl`` line signed by the
+  store's :class:`~referee.signing.Chain`), no replays (what is synthetic: the games and the replays); and the
+  same schedule as two shard folders, for the merge. A schedule above the command line's limit
+  (:data:`~referee.tournament.schedule.MAX_MATCHES`) is allowed here.
+
+Then, on each folder, each step in its own process: ``report`` (open the folder read-only, the end-of-run report:
+:func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it, check
+every line, nothing left to play, the report), ``merge`` (of the two shards, into a new folder) and ``ladder``
+(``tournament add``'s refit: a ladder step with one entrant, the description rewritten, the joint ratings of every
+game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result.
+Goal: peak memory at 600,000 results within 1.2x of that at 6,000 (under 100 MB), each step's time per result flat
+within 1.5x, the report of a 6,000-match run under 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# benchmarks/referee.py is named like the package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from referee.engine import PRESETS  # noqa: E402
+from referee.records import MatchResult, Termination  # noqa: E402
+from referee.signing import Chain  # noqa: E402
+from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, schedule, start  # noqa: E402
+from referee.tournament.folder import RESULTS  # noqa: E402
+from referee.tournament.store import Store, dumps_line  # noqa: E402
+
+BOTS = Path(__file__).resolve().parent.parent / "bots"
+KEY = bytes(range(32))
+STEPS = ("report", "resume", "merge", "ladder")
+
+
+def _config(bots: int, pairs: int, command: str) -> TournamentConfig:
+    specs = tuple(BotSpec(f"bot{i:02d}", command) for i in range(bots))
+    return TournamentConfig(bots=specs, rules=PRESETS["koikoi-japan"], pairs=pairs, seed=7)
+
+
+def synthetic(root: Path, matches: int) -> int:
+    """A 64-bot folder of about ``matches`` results and its two shards (``root``-1, ``root``-2); returns the
+    results."""
+    pairings = 64 * 63 // 2
+    config = _config(64, max(1, round(matches / (2 * pairings))), f"{sys.executable} {BOTS / 'minimal_bot.py'}")
+    schedule.MAX_MATCHES = max(schedule.MAX_MATCHES, 2 * config.pairs * pairings)  # the CLI's limit lifted
+    total = 0
+    for folder, shard in ((root, (1, 1)), (root.with_name(root.name + "-1"), (1, 2)),
+                          (root.with_name(root.name + "-2"), (2, 2))):  # fmt: skip
+        store = start(config, RunOptions(shard=shard), folder, KEY, checked=True)
+        rng = random.Random(f"{shard}")
+        chain = Chain(KEY)
+        with open(folder / RESULTS, "w", encoding="utf-8") as f:
+            for spec in store.schedule.values():
+                winner = rng.choice([0, 1, 1, 0, None])
+                scores = (7, 0) if winner == 0 else (0, 7) if winner == 1 else (0, 0)
+                result = MatchResult(spec.match_id, winner, scores, 3, Termination.ROUNDS, None, spec.seats, spec.seed,
+                                     60)  # fmt: skip
+                f.write(dumps_line(chain.sign(Record(spec, result, None, spec.order).to_json())) + "\n")
+                total += shard == (1, 1)
+        store.close()
+    return total
+
+
+def real(root: Path, matches: int) -> int:
+    """A tournament of three fast bots played into ``root`` (``-j 2``, compressed replays); returns the results."""
+    from referee.tournament.session import play
+
+    config = _config(3, max(1, matches // 6), f"{sys.executable} {BOTS / 'minimal_bot.py'}")
+    store = start(config, RunOptions(jobs=2, compress=True), root, KEY)
+    with open(os.devnull, "w") as sink:
+        outcome = play(store, stream=sink, live=False)
+    return outcome.standings.matches
+
+
+def step(name: str, root: Path) -> int:
+    """Run step ``name`` on the folder ``root``; returns the results it read."""
+    from referee.tournament.session import play, summarize
+
+    if name == "report":
+        store = Store.open_readonly(root, KEY)
+        return summarize(store).standings.matches
+    if name == "resume":
+        store = Store.open(root, 2, KEY)
+        with open(os.devnull, "w") as sink:
+            return play(store, stream=sink, live=False).standings.matches
+    if name == "merge":
+        from referee.tournament.merge import merge
+
+        out = root.with_name(root.name + "-merged")
+        shutil.rmtree(out, ignore_errors=True)
+        return merge([root.with_name(root.name + "-1"), root.with_name(root.name + "-2")], out, KEY).standings.matches
+    if name == "ladder":
+        from referee.tournament.ladder import extended
+        from referee.tournament.separation import next_pairings
+        from referee.tournament.session import _standings
+
+        work = root.with_name(root.name + "-ladder")
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(root, work, ignore=shutil.ignore_patterns("replays", "logs"))
+        store = Store.open(work, 1, KEY)
+        entrant = BotSpec("entrant", f"{sys.executable} {BOTS / 'minimal_bot.py'}")
+        start_at = max(m.index for m in store.schedule.values()) + 1
+        store.restage(extended(store.config, [entrant], (), start_at), store.options)
+        st = _standings(store)
+        next_pairings(st, store.config, 200)
+        store.close()
+        return st.matches
+    raise SystemExit(f"unknown step {name}")
+
+
+def measured(args: list[str]) -> dict[str, float]:
+    """Run this script's ``--step`` in a fresh process: its figures."""
+    out = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def child(args: argparse.Namespace) -> None:
+    """One step in this process: print its time, results and peak RSS as JSON."""
+    t0 = time.perf_counter()
+    root = Path(args.folder)
+    if args.step == "make-real":
+        n = real(root, args.size)
+    elif args.step == "make-synthetic":
+        n = synthetic(root, args.size)
+    else:
+        n = step(args.step, root)
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": seconds, "results": n, "peak": peak}))
+
+
+def main() -> None:
+    """Print one row per folder and step."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--real", default="600,6000", help="matches of the played tournaments (default 600,6000)")
+    parser.add_argument("--synthetic", default="6000,60000,600000", help="results of the synthetic folders")
+    parser.add_argument("--step", help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.step:
+        return child(args)
+    sizes = [("real", int(x)) for x in args.real.split(",") if x] + [
+        ("synthetic", int(x)) for x in args.synthetic.split(",") if x
+    ]
+    load = os.getloadavg()
+    print(f"load average: {load[0]:.2f} on {os.cpu_count()} CPUs; peak = max RSS of the step's own process")
+    head = ["folder", "results", "step", "peak MB", "s", "us/result"]
+    print("  ".join(head))
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, size in sizes:
+            root = Path(tmp) / f"{kind}{size}"
+            made = measured(["--step", f"make-{kind}", "--folder", str(root), "--size", str(size)])
+            n = int(made["results"])
+            rows = [("play" if kind == "real" else "make", made)]
+            for name in STEPS:
+                if name == "merge" and kind == "real":
+                    continue
+                rows.append((name, measured(["--step", name, "--folder", str(root)])))
+            for name, f in rows:
+                print(f"{kind:9s}  {n:7d}  {name:6s}  {f['peak'] / 1e6:7.1f}  {f['seconds']:7.2f}  "
+                      f"{f['seconds'] / max(1, n) * 1e6:7.1f}", flush=True)  # fmt: skip
+            for p in Path(tmp).iterdir():
+                shutil.rmtree(p, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""The schedule of a tournament folder as dealt now, and where each recorded match's result is, kept compact.
+
+A folder's schedule is never held as a list: a :class:`Ledger` deals any entry on demand from its pairing, pair
+and game (:func:`~referee.tournament.schedule.pair_specs`), with what ``results.jsonl`` changed since the
+schedule was made: the pairs dealt afresh (``redeal`` lines), the pairs added (``extend`` lines). Which matches
+are recorded is one array a pairing, indexed by pair and game, holding the byte offset of the result that counts
+(-1: none yet), so a million-match folder keeps eight bytes a match and reads its results back in any order
+(schedule order, pair order, the order they finished) one at a time.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+
+from referee.tournament.config import TournamentConfig
+from referee.tournament.schedule import MatchSpec, Pairing, pair_specs, pairing_blocks, redealt
+
+GAMES = ("a", "b")
+"""The two games of a pair, in schedule order."""
+
+
+class Ledger:
+    """The schedule slice of a folder (shard ``shard``) as dealt now, and the offsets of its recorded results.
+
+    It reads like the mapping it replaces: ``ledger[match_id]``, ``ledger.get(match_id)``, ``len(ledger)`` and
+    :meth:`values` (every entry in schedule order, dealt one at a time).
+    """
+
+    def __init__(self, config: TournamentConfig, shard: tuple[int, int]) -> None:
+        self.config = config
+        self.shard = (int(shard[0]), int(shard[1]))
+        self.plist: list[Pairing] = []
+        self._blocks: list[tuple[int, list[Pairing]]] = []
+        self._place: list[tuple[int, int, int]] = []  # pairing -> (block start, size, position in it)
+        self._width = max(3, len(str(config.pairs - 1)))
+        self.added: dict[tuple[int, int], int] = {}  # (pairing, pair) -> index of pairs added by extend lines
+        self.redeals: dict[tuple[int, int], int] = {}  # (pairing, pair) -> deal number, for pairs dealt again
+        self._offsets: list[array[int]] = []  # pairing -> offset of the counting result of 2 * pair + game
+        self._size = 0
+        self.recorded = 0
+        self.restage(config)
+
+    def restage(self, config: TournamentConfig) -> None:
+        """Take on ``config`` (the same schedule with a ladder step more): the new pairings join, nothing moves."""
+        self.config = config
+        starts = [0, *(s.start for s in config.ladder)]
+        self._blocks = list(zip(starts, pairing_blocks(config), strict=True))
+        self.plist = [p for _, block in self._blocks for p in block]
+        self._place = [(start, len(block), k) for start, block in self._blocks for k in range(len(block))]
+        while len(self._offsets) < len(self.plist):
+            self._offsets.append(array("q", [-1]) * (2 * config.pairs))
+        self._size = sum(1 for _ in self.pair_keys()) * 2
+
+    # --- the schedule -----------------------------------------------------------------------------------------
+
+    def pairs_of(self, pairing: int) -> int:
+        """How many pairs pairing ``pairing`` has (its first ``config.pairs`` and those added)."""
+        return len(self._offsets[pairing]) // 2
+
+    def index_of(self, pairing: int, pair: int) -> int:
+        """The schedule position of game ``a`` of pair ``pair`` of pairing ``pairing``."""
+        if pair >= self.config.pairs:
+            return self.added[(pairing, pair)]
+        start, size, k = self._place[pairing]
+        return start + 2 * (pair * size + k)
+
+    def in_shard(self, index: int) -> bool:
+        """True when the pair at schedule position ``index`` is in this folder's shard."""
+        k, n = self.shard
+        return (index // 2) % n == k - 1
+
+    def pair_keys(self) -> Iterator[tuple[int, int, int]]:
+        """(index, pairing, pair) of every pair of the shard, in schedule order."""
+        segments: list[tuple[int, int, int, list[Pairing]]] = [(s, -1, 0, b) for s, b in self._blocks]
+        segments += [(index, pairing, pair, []) for (pairing, pair), index in self.added.items()]
+        segments.sort(key=lambda s: s[0])
+        for start, pairing, pair, block in segments:
+            if pairing >= 0:
+                if self.in_shard(start):
+                    yield start, pairing, pair
+                continue
+            index = start
+            for base_pair in range(self.config.pairs):
+                for p in block:
+                    if self.in_shard(index):
+                        yield index, p.index, base_pair
+                    index += 2
+
+    def pair(self, pairing: int, pair: int) -> list[MatchSpec]:
+        """Both games of pair ``pair`` of pairing ``pairing`` as dealt now."""
+        specs = pair_specs(self.config, self.plist[pairing], pair, self.index_of(pairing, pair))
+        deal = self.redeals.get((pairing, pair), 0)
+        return [redealt(self.config, m, deal) for m in specs] if deal else specs
+
+    def values(self) -> Iterator[MatchSpec]:
+        """Every entry of the shard, in schedule order, dealt one at a time."""
+        for _, pairing, pair in self.pair_keys():
+            yield from self.pair(pairing, pair)
+
+    def __iter__(self) -> Iterator[MatchSpec]:
+        return self.values()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def locate(self, match_id: str) -> tuple[int, int, int] | None:
+        """(pairing, pair, game number) of ``match_id`` when it names an entry of the shard, else None."""
+        try:
+            pairing = int(match_id[: match_id.index("-")]) - 1
+            pair = int(match_id[match_id.rindex("-") + 1 : -1])
+            game = GAMES.index(match_id[-1])
+        except ValueError:
+            return None
+        if not 0 <= pairing < len(self.plist) or not 0 <= pair < self.pairs_of(pairing):
+            return None
+        if match_id != self.match_id(pairing, pair, game):
+            return None
+        if not self.in_shard(self.index_of(pairing, pair)):
+            return None
+        return pairing, pair, game
+
+    def get(self, match_id: str) -> MatchSpec | None:
+        """The entry of ``match_id`` as dealt now (None: not in this folder's schedule)."""
+        where = self.locate(match_id)
+        return None if where is None else self.pair(where[0], where[1])[where[2]]
+
+    def __getitem__(self, match_id: str) -> MatchSpec:
+        spec = self.get(match_id)
+        if spec is None:
+            raise KeyError(match_id)
+        return spec
+
+    def places(self) -> list[tuple[int, int, int]]:
+        """Where each pairing's base pairs are: (block start, block size, position in the block)."""
+        return list(self._place)
+
+    def _ranges(self) -> Iterator[tuple[int, int]]:
+        """The schedule positions [start, end) of each block's base pairs and of each added pair."""
+        yield from ((s, s + 2 * self.config.pairs * len(b)) for s, b in self._blocks)
+        yield from ((i, i + 2) for i in self.added.values())
+
+    def used(self, index: int) -> bool:
+        """True when schedule position ``index`` holds a match (of any shard)."""
+        return any(s <= index < e for s, e in self._ranges())
+
+    def overlaps(self) -> bool:
+        """True when an added pair lies inside a block's base pairs (a ladder step over it)."""
+        blocks = [(s, s + 2 * self.config.pairs * len(b)) for s, b in self._blocks]
+        return any(s <= i < e for i in self.added.values() for s, e in blocks)
+
+    def next_index(self) -> int:
+        """The schedule position after every entry of the shard: where a ladder step or an added pair starts."""
+        k, n = self.shard
+        end = 0
+        for s, e in self._ranges():
+            last = e // 2 - 1 - ((e // 2 - 1 - (k - 1)) % n)  # the shard's last pair position in the range
+            if last >= s // 2:
+                end = max(end, 2 * last + 2)
+        return end
+
+    def pending(self) -> Iterator[MatchSpec]:
+        """The entries without a recorded result, in schedule order (only the pairs with one are dealt)."""
+        for _, pairing, pair in self.pair_keys():
+            slots = self._offsets[pairing]
+            if slots[2 * pair] < 0 or slots[2 * pair + 1] < 0:
+                specs = self.pair(pairing, pair)
+                yield from (m for g, m in enumerate(specs) if slots[2 * pair + g] < 0)
+
+    def add_pair(self, pairing: int, pair: int, index: int) -> list[MatchSpec]:
+        """Pair ``pair`` (the pairing's next) of ``pairing`` joins the schedule at position ``index``."""
+        self.added[(pairing, pair)] = index
+        self._offsets[pairing].extend((-1, -1))
+        if self.in_shard(index):
+            self._size += 2
+        return self.pair(pairing, pair)
+
+    def redeal(self, pairing: int, pair: int, deal: int) -> None:
+        """Deal pair ``pair`` of ``pairing`` afresh (deal number ``deal``): its results stop counting."""
+        self.redeals[(pairing, pair)] = deal
+        for g in range(2):
+            self._unmark(pairing, 2 * pair + g)
+
+    # --- the recorded results ---------------------------------------------------------------------------------
+
+    def _unmark(self, pairing: int, slot: int) -> None:
+        if self._offsets[pairing][slot] >= 0:
+            self._offsets[pairing][slot] = -1
+            self.recorded -= 1
+
+    def mark(self, spec: MatchSpec, offset: int) -> None:
+        """``spec`` is recorded by the ``results.jsonl`` line at byte ``offset``."""
+        slot = 2 * spec.pair + GAMES.index(spec.game)
+        if self._offsets[spec.pairing][slot] < 0:
+            self.recorded += 1
+        self._offsets[spec.pairing][slot] = offset
+
+    def offset(self, spec: MatchSpec) -> int:
+        """The byte offset of the result of ``spec`` that counts (-1: not recorded)."""
+        return self._offsets[spec.pairing][2 * spec.pair + GAMES.index(spec.game)]
+
+    def recorded_offsets(self, pairing: int | None = None) -> Iterator[int]:
+        """The offsets of the recorded results in schedule order (only those of ``pairing`` if given)."""
+        for _, pg, pair in self.pair_keys():
+            if pairing is None or pg == pairing:
+                slots = self._offsets[pg]
+                yield from (o for o in (slots[2 * pair], slots[2 * pair + 1]) if o >= 0)
+
+    def slot_offset(self, pairing: int, pair: int, game: int) -> int:
+        """The offset of the counting result of game ``game`` (0: a, 1: b) of pair ``pair`` of ``pairing``."""
+        return self._offsets[pairing][2 * pair + game]
+
+    def match_id(self, pairing: int, pair: int, game: int) -> str:
+        """The id of game ``game`` (0: a, 1: b) of pair ``pair`` of ``pairing`` (without dealing it)."""
+        p = self.plist[pairing]
+        return f"{p.index + 1:02d}-{p.key}-{pair:0{self._width}d}{GAMES[game]}"
+
+    def twin_recorded(self, spec: MatchSpec) -> bool:
+        """True when the other game of ``spec``'s pair is recorded."""
+        return self._offsets[spec.pairing][2 * spec.pair + 1 - GAMES.index(spec.game)] >= 0
+
+    def offsets_by_pair(self) -> Iterator[tuple[int, int, int, int]]:
+        """(pairing, pair, offset of game a, offset of game b) of every pair with a recorded game, by pairing
+        then pair."""
+        for pairing, arr in enumerate(self._offsets):
+            for pair in range(len(arr) // 2):
+                a, b = arr[2 * pair], arr[2 * pair + 1]
+                if a >= 0 or b >= 0:
+                    yield pairing, pair, a, b
+

@@ -1,0 +1,90 @@
+"""A results folder read a record at a time: the schedule dealt on demand (:class:`Ledger`) is the list
+``build_schedule`` makes, ``tournament.json`` is written and checked an entry at a time with the bytes and MAC of
+the whole-document form, and the end-of-run report streamed from a folder is the report computed from every
+record held in memory."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from referee.signing import Chain, key_id
+from referee.tournament import Record, RunOptions, Store
+from referee.tournament.document import read_head, write_document
+from referee.tournament.ledger import Ledger
+from referee.tournament.records import MATCH_FIELDS
+from referee.tournament.report import to_json
+from referee.tournament.schedule import build_schedule, shard_of
+from referee.tournament.session import summarize
+from referee.tournament.standings import compute
+from tests.helpers import finished, make_config
+
+KEY = bytes(range(32))
+
+
+@pytest.mark.parametrize("shard", [(1, 1), (1, 3), (2, 3), (3, 3)])
+def test_the_ledger_deals_the_schedule_build_schedule_lists(shard: tuple[int, int]) -> None:
+    config = make_config(6, pairs=7)
+    want = shard_of(build_schedule(config), shard)
+    ledger = Ledger(config, shard)
+    assert list(ledger.values()) == want and len(ledger) == len(want)
+    assert all(ledger.get(m.match_id) == m for m in want)
+    assert ledger.next_index() == max(m.index for m in want) + 1
+    others = {m.match_id for m in build_schedule(config)} - {m.match_id for m in want}
+    assert all(ledger.get(mid) is None for mid in [*others, "01-bot0-vs-bot1-007a", "nonsense", "99-x-001a"])
+
+
+@pytest.mark.parametrize("key", [None, KEY])
+@pytest.mark.parametrize("entries", [0, 1, 40])
+def test_the_description_is_written_and_checked_an_entry_at_a_time(tmp_path: Path, key: bytes | None,
+                                                                   entries: int) -> None:  # fmt: skip
+    schedule = [m.to_json() for m in build_schedule(make_config(4, pairs=10))][:entries]
+    head = {"format": "x", "fingerprint": "f", "config": {"bots": ["é", "b"], "n": [1, 2]}, "options": {}}
+    doc = {**head, "schedule": schedule, **({"key_id": key_id(key)} if key else {})}
+    buf = io.StringIO()
+    write_document(buf, head, iter(schedule), key)
+    assert buf.getvalue() == json.dumps(Chain(key).sign(doc), indent=1) + "\n"
+    path = tmp_path / "t.json"
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    read = read_head(path, key)
+    assert read == {k: v for k, v in Chain(key).sign(doc).items() if k != "schedule"}
+    if key is not None:
+        assert read_head(path, bytes(32)) is None  # another key: not checked here (the caller says why)
+        if entries:
+            path.write_text(buf.getvalue().replace('"index": 0,', '"index": 5,', 1), encoding="utf-8")
+            assert read_head(path, key) is None  # an edited entry
+
+
+def _rows(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_the_streamed_report_is_the_report_of_every_record_in_memory(tmp_path: Path) -> None:
+    config = make_config(7, pairs=6)
+    store = Store.create(tmp_path, config, RunOptions(), KEY)
+    rng = random.Random(4)
+    specs = list(store.schedule.values())
+    rng.shuffle(specs)  # finished in an order far from the schedule's: pairs' games far apart in the log
+    for spec in specs[: len(specs) - 5]:  # a few pairs left open
+        store.append(finished(spec, rng.choice([1, 2, None])))
+    store.close()
+    store = Store.open(tmp_path, 1, KEY)
+    records: list[Record] = list(store.iter_records())
+    assert len(records) == len(specs) - 5 == store.done
+    outcome = summarize(store)
+    want = compute(config, records)
+    assert outcome.standings.open_pairs == want.open_pairs > 0
+    meta = json.loads((tmp_path / "standings.json").read_text())
+    head = {k: meta[k] for k in list(meta)[: list(meta).index("matches")]}
+    assert (tmp_path / "standings.json").read_text() == json.dumps(to_json(want, head), indent=1) + "\n"
+    ordered = sorted(records, key=lambda r: r.spec.index)
+    assert _rows((tmp_path / "matches.csv").read_text()) == [
+        MATCH_FIELDS, *([str(r.csv_row()[f]) for f in MATCH_FIELDS] for r in ordered)
+    ]
+    assert len(_rows((tmp_path / "pairs.csv").read_text())) == 1 + len(want.pairs)
+    store.close()
