@@ -39,11 +39,13 @@ class Ledger:
         self._offsets: list[array[int]] = []  # pairing -> offset of the counting result of 2 * pair + game
         self._size = 0
         self.recorded = 0
+        self._dealt: tuple[tuple[int, int], list[MatchSpec]] | None = None  # the last pair dealt: read in twos
         self.restage(config)
 
     def restage(self, config: TournamentConfig) -> None:
         """Take on ``config`` (the same schedule with a ladder step more): the new pairings join, nothing moves."""
         self.config = config
+        self._dealt = None
         starts = [0, *(s.start for s in config.ladder)]
         self._blocks = list(zip(starts, pairing_blocks(config), strict=True))
         self.plist = [p for _, block in self._blocks for p in block]
@@ -88,10 +90,16 @@ class Ledger:
                     index += 2
 
     def pair(self, pairing: int, pair: int) -> list[MatchSpec]:
-        """Both games of pair ``pair`` of pairing ``pairing`` as dealt now."""
+        """Both games of pair ``pair`` of pairing ``pairing`` as dealt now (the last pair dealt is kept: its
+        games are mostly asked for one after the other)."""
+        if self._dealt is not None and self._dealt[0] == (pairing, pair):
+            return list(self._dealt[1])
         specs = pair_specs(self.config, self.plist[pairing], pair, self.index_of(pairing, pair))
         deal = self.redeals.get((pairing, pair), 0)
-        return [redealt(self.config, m, deal) for m in specs] if deal else specs
+        if deal:
+            specs = [redealt(self.config, m, deal) for m in specs]
+        self._dealt = ((pairing, pair), specs)
+        return list(specs)
 
     def values(self) -> Iterator[MatchSpec]:
         """Every entry of the shard, in schedule order, dealt one at a time."""
@@ -170,6 +178,7 @@ class Ledger:
     def add_pair(self, pairing: int, pair: int, index: int) -> list[MatchSpec]:
         """Pair ``pair`` (the pairing's next) of ``pairing`` joins the schedule at position ``index``."""
         self.added[(pairing, pair)] = index
+        self._dealt = None
         self._offsets[pairing].extend((-1, -1))
         if self.in_shard(index):
             self._size += 2
@@ -178,6 +187,7 @@ class Ledger:
     def redeal(self, pairing: int, pair: int, deal: int) -> None:
         """Deal pair ``pair`` of ``pairing`` afresh (deal number ``deal``): its results stop counting."""
         self.redeals[(pairing, pair)] = deal
+        self._dealt = None
         for g in range(2):
             self._unmark(pairing, 2 * pair + g)
 
