@@ -368,8 +368,9 @@ def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], inter
         raise Interrupted.resumable(store.root) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    index = _write_pages(store.root, warn) if interim.html else None
-    return Report(outcome, store.root, index)
+    if interim.html and outcome.pages_error is not None:
+        warn(f"no viewer pages: {outcome.pages_error}")
+    return Report(outcome, store.root, outcome.home)
 
 
 def preflight(

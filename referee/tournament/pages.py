@@ -30,7 +30,7 @@ from referee.tournament.match_page import match_page, write_match_page
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
 from referee.tournament.schedule import Neighbours
-from referee.tournament.standings import Standings, compute, sprt_stop_point
+from referee.tournament.standings import SprtStop, Standings, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -298,21 +298,62 @@ def is_tournament(folder: Path) -> bool:
     return (folder / DESCRIPTION).is_file()
 
 
+class Site:
+    """The pages of the tournament folder of ``store``, gathered in one pass over its records in the order they
+    finished (:meth:`add`): the page of each match that has none, the :class:`Digest` and when the SPRT stopped;
+    then :meth:`write` writes the home page and the bot pages from the standings."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.root = store.root
+        self.digest = Digest(store.config, store.root)
+        sprt = store.options.sprt
+        self.stop = SprtStop(store.config, sprt) if sprt is not None else None
+        self._neighbours: Neighbours | None = None  # dealt when a match page is missing
+        self._error: str | None = None  # a match page that could not be written: no more are tried
+
+    def add(self, rec: Record) -> None:
+        """One more finished match (in the order they finished)."""
+        if self._error is None and not (self.root / match_page(rec.spec.match_id)).exists():
+            if self._neighbours is None:
+                self._neighbours = Neighbours.of(self.store.schedule.values())
+            try:
+                write_match_page(self.root, rec, *self._neighbours.links(rec.spec))
+            except ViewerError as exc:
+                self._error = str(exc)
+        self.digest.add(rec)
+        if self.stop is not None:
+            self.stop.add(rec)
+
+    @property
+    def stop_point(self) -> int | None:
+        """After how many pairs the SPRT stopped (None: no SPRT, or it did not decide)."""
+        return None if self.stop is None else self.stop.point
+
+    def write(self, st: Standings) -> Path:
+        """The home page and the bot pages from ``st`` (the standings of the records added); returns the home
+        page. :class:`ViewerError` when a page could not be written."""
+        if self._error is not None:
+            raise ViewerError(self._error)
+        stop = self.stop_point
+        store = self.store
+        complete = stop is not None or not any(True for _ in store.schedule.pending())
+        facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
+        try:
+            return write_home(self.root, st, self.digest, facts)
+        except OSError as exc:
+            raise ViewerError(f"{self.root / HOME}: cannot write: {exc}") from None
+
+
 def write_site(root: Path) -> Path:
     """The pages of the tournament folder ``root``: a page for each match that has none, then the home page and
-    the bot pages; returns the home page. :class:`ViewerError` for a folder that cannot be read or written."""
+    the bot pages; returns the home page. :class:`ViewerError` for a folder that cannot be read or written.
+    (The end of a run writes them from its report's own pass: :func:`referee.tournament.session.summarize`.)"""
     try:
         store = Store.open_readonly(root)
     except TournamentError as exc:
         raise ViewerError(str(exc)) from None
-    write_match_pages(root, store.iter_records(), Neighbours.of(store.schedule.values()))
-    st = compute(store.config, store.iter_records(), store.options.sprt)
-    digest = Digest.of(store.config, root, store.iter_records())  # the order of results.jsonl: as they finished
-    sprt = store.options.sprt
-    stop = sprt_stop_point(store.config, store.iter_records(), sprt) if sprt is not None else None
-    complete = stop is not None or not store.pending()
-    facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
-    try:
-        return write_home(root, st, digest, facts)
-    except OSError as exc:
-        raise ViewerError(f"{root / HOME}: cannot write: {exc}") from None
+    site = Site(store)
+    for rec in store.iter_records():
+        site.add(rec)
+    return site.write(tally_of(store.config, store.records_in_order()).standings(store.options.sprt))

@@ -23,7 +23,7 @@ from referee.tournament.report import report_meta, table, write_matches, write_s
 from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, Neighbours, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
-from referee.tournament.standings import Standings, Tally, pair_rows, sprt_stop_point, tally_of
+from referee.tournament.standings import SprtStop, Standings, Tally, pair_rows, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -42,6 +42,8 @@ class Outcome:
     complete: bool  # every scheduled match of this folder is played (or the SPRT decided)
     failures: list[str] = field(default_factory=list)  # CI gate failures, one line each
     warnings: list[str] = field(default_factory=list)
+    home: Path | None = None  # the home page, when the report wrote the pages
+    pages_error: str | None = None  # why the pages could not be written
 
     @property
     def exit_code(self) -> int:
@@ -176,7 +178,7 @@ def play(
                 added = store.extend(chosen)
                 bar.total += len(added)
                 _run(store, out, added, emit, lambda: False, bar)
-        return summarize(store, decided=tracker.decided)
+        return summarize(store, decided=tracker.decided, pages=interim is not None and interim.html)
     except KeyboardInterrupt:
         if report is not None:
             report.interrupted()
@@ -219,11 +221,30 @@ def _run(
             run_serial(store.config, out, pending, emit, should_stop)
 
 
-def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None = None) -> Outcome:
-    """Standings of the recorded matches (read back from the folder), the report files, and the CI gates."""
+def summarize(
+    store: Store, *, decided: bool = False, warnings: list[str] | None = None, pages: bool = False
+) -> Outcome:
+    """Standings of the recorded matches (read back from the folder), the report files, the CI gates, and with
+    ``pages`` the folder's pages (:class:`~referee.tournament.pages.Site`; a failure is
+    :attr:`Outcome.pages_error`).
+
+    The records are read in schedule order once (the totals and ``matches.csv``), by pair once (the pair list)
+    and, for the SPRT's stop point and the pages, in the order they finished once."""
     complete = decided or not any(True for _ in store.schedule.pending())
     sprt = store.options.sprt
-    stop = sprt_stop_point(store.config, store.iter_records(), sprt) if sprt else None
+    site = None
+    if pages:
+        from referee.tournament.pages import Site
+
+        site = Site(store)
+    stop_of = SprtStop(store.config, sprt) if sprt and site is None else None
+    if site is not None or stop_of is not None:
+        for rec in store.iter_records():
+            if site is not None:
+                site.add(rec)
+            elif stop_of is not None:
+                stop_of.add(rec)
+    stop = site.stop_point if site is not None else stop_of.point if stop_of is not None else None
     tally = Tally(store.config)
     write_matches(store.root, tally.feed(store.records_in_order()))  # one pass: matches.csv and the totals
     st = tally.standings(sprt)
@@ -237,7 +258,15 @@ def summarize(store: Store, *, decided: bool = False, warnings: list[str] | None
         text += "\n" + summary_line(meta["until_separated"])
     write_standings(store.root, st, meta, pair_rows(store.config, store.pairs_in_order()))
     failures = judge(store.config, store.options, st)
-    return Outcome(st, text, complete, failures, list(warnings or []))
+    outcome = Outcome(st, text, complete, failures, list(warnings or []))
+    if site is not None:
+        from referee.replay.html import ViewerError
+
+        try:
+            outcome.home = site.write(st)
+        except ViewerError as exc:
+            outcome.pages_error = str(exc)
+    return outcome
 
 
 def default_jobs() -> int:

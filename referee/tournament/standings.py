@@ -23,8 +23,8 @@ from referee.tournament.schedule import pairings
 from referee.tournament.stats import SprtResult, SprtState, sprt
 
 __all__ = [
-    "BotRow", "PairRow", "PairingRow", "Record", "Standings", "Tally", "check_consistent", "compute", "pair_rows",
-    "rating_history", "sprt_stop_point", "tally_of",
+    "BotRow", "PairRow", "PairingRow", "Record", "SprtStop", "Standings", "Tally", "check_consistent", "compute",
+    "pair_rows", "rating_history", "sprt_stop_point", "tally_of",
 ]  # fmt: skip
 
 
@@ -236,18 +236,34 @@ def pair_rows(config: TournamentConfig, pairs: Iterable[dict[str, Record]]) -> I
         yield PairRow(p.key, spec.pair, p.first, p.second, games)
 
 
+class SprtStop:
+    """When the SPRT of the first pairing first decided (:attr:`point`: after how many of its complete pairs;
+    None: not yet), fed the records in the order they finished (those of other pairings are passed over)."""
+
+    def __init__(self, config: TournamentConfig, params: Sprt) -> None:
+        self.params = params
+        self.tally = Tally(config)
+        self.point: int | None = None
+
+    def add(self, rec: Record) -> None:
+        """One more finished match."""
+        if self.point is not None or rec.spec.pairing != 0:
+            return
+        before = self.tally.prows[0].pairs
+        self.tally.add(rec)
+        if self.tally.prows[0].pairs > before and self.tally.sprt(self.params).state is not SprtState.CONTINUE:
+            self.point = self.tally.prows[0].pairs
+
+
 def sprt_stop_point(config: TournamentConfig, records: Iterable[Record], params: Sprt) -> int | None:
     """After how many complete pairs of the first pairing the SPRT first decided, the records taken in the order
     they finished (None: it never did). Pairs that were in flight then and finished after are counted in the
     final SPRT, not here."""
-    tally = Tally(config)
+    stop = SprtStop(config, params)
     for rec in records:
-        if rec.spec.pairing != 0:
-            continue
-        before = tally.prows[0].pairs
-        tally.add(rec)
-        if tally.prows[0].pairs > before and tally.sprt(params).state is not SprtState.CONTINUE:
-            return tally.prows[0].pairs
+        stop.add(rec)
+        if stop.point is not None:
+            return stop.point
     return None
 
 
