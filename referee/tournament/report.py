@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,9 +162,21 @@ def write_report(root: Path, st: Standings, records: Iterable[Record], meta: dic
     write_matches(root, sorted(records, key=lambda r: r.spec.index))
 
 
+def pair_texts(p: PairRow) -> tuple[str, str]:
+    """The ``pairs.csv`` line of ``p`` and its entry in ``standings.json``'s pair list (as laid out there)."""
+    buf = io.StringIO()
+    csv.DictWriter(buf, PAIR_FIELDS, lineterminator="\n", extrasaction="ignore").writerow(p.csv_row())
+    return buf.getvalue(), "\n".join("  " + line for line in json.dumps(p.to_json(), indent=1).split("\n"))
+
+
 def write_standings(root: Path, st: Standings, meta: dict[str, Any], pairs: Iterable[PairRow]) -> None:
     """Write standings.json, standings.csv and pairs.csv into ``root``, the pair list read once, a pair at a
     time, into both ``standings.json`` (its last field, ``pairs``) and ``pairs.csv``."""
+    write_standings_texts(root, st, meta, (pair_texts(p) for p in pairs))
+
+
+def write_standings_texts(root: Path, st: Standings, meta: dict[str, Any], pairs: Iterable[tuple[str, str]]) -> None:
+    """:func:`write_standings` with the pair list given as :func:`pair_texts` (a pair at a time)."""
     doc = to_json(st, meta)
     doc["pairs"] = []
     head = json.dumps(doc, indent=1)
@@ -171,15 +185,43 @@ def write_standings(root: Path, st: Standings, meta: dict[str, Any], pairs: Iter
     rows = [{"rank": _rank(st, i), **b.csv_row()} for i, b in enumerate(st.bots)]
     write_atomic(root / "standings.csv", _csv(rows, list(rows[0]) if rows else ["rank", "name"]))
     with atomic_text(root / "standings.json") as js, atomic_text(root / "pairs.csv") as pc:
-        w = csv.DictWriter(pc, PAIR_FIELDS, lineterminator="\n", extrasaction="ignore")
-        w.writeheader()
+        csv.DictWriter(pc, PAIR_FIELDS, lineterminator="\n").writeheader()
         js.write(head[: -len(empty)] + '"pairs": [')
         sep = "\n"
-        for p in pairs:
-            w.writerow(p.csv_row())
-            js.write(sep + "\n".join("  " + line for line in json.dumps(p.to_json(), indent=1).split("\n")))
+        for line, entry in pairs:
+            pc.write(line)
+            js.write(sep + entry)
             sep = ",\n"
         js.write("]\n}\n" if sep == "\n" else "\n ]\n}\n")
+
+
+class PairList:
+    """The pair list's texts (:func:`pair_texts`) kept in a temporary file while the records pass in schedule
+    order, then given back by pairing and pair (:meth:`texts`): eight bytes a pair in memory.
+    ``pairs_of[k]``: how many pairs pairing ``k`` has."""
+
+    def __init__(self, pairs_of: list[int]) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by texts()
+        self._at = [array("q", [-1]) * n for n in pairs_of]
+        self._size = 0
+
+    def add(self, p: PairRow, pairing: int) -> None:
+        """The row of pair ``p`` (of pairing number ``pairing``)."""
+        line, entry = (text.encode("utf-8") for text in pair_texts(p))
+        self._file.write(len(line).to_bytes(4, "little") + len(entry).to_bytes(4, "little") + line + entry)
+        self._at[pairing][p.pair] = self._size
+        self._size += 8 + len(line) + len(entry)
+
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """The texts, by pairing then pair (each once), the file closed at the end."""
+        with self._file as f:
+            for arr in self._at:
+                for offset in arr:
+                    if offset >= 0:
+                        f.seek(offset)
+                        head = f.read(8)
+                        line = f.read(int.from_bytes(head[:4], "little")).decode("utf-8")
+                        yield line, f.read(int.from_bytes(head[4:], "little")).decode("utf-8")
 
 
 def write_matches(root: Path, records: Iterable[Record]) -> None:

@@ -5,7 +5,7 @@ gates.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -19,11 +19,11 @@ from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
-from referee.tournament.report import report_meta, table, write_matches, write_standings
+from referee.tournament.report import PairList, report_meta, table, write_matches, write_standings_texts
 from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, Neighbours, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
-from referee.tournament.standings import SprtStop, Standings, Tally, pair_rows, tally_of
+from referee.tournament.standings import PairRow, SprtStop, Standings, Tally, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -246,7 +246,9 @@ def summarize(
                 stop_of.add(rec)
     stop = site.stop_point if site is not None else stop_of.point if stop_of is not None else None
     tally = Tally(store.config)
-    write_matches(store.root, tally.feed(store.records_in_order()))  # one pass: matches.csv and the totals
+    pair_list = PairList([store.schedule.pairs_of(k) for k in range(len(store.schedule.plist))])
+    # one pass in schedule order: matches.csv, the totals and the pair list (a pair's games come one after the other)
+    write_matches(store.root, _into_pairs(tally.feed(store.records_in_order()), tally, pair_list))
     st = tally.standings(sprt)
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete, st, stop)
     text = table(st, store.config.sandbox, store.config.ponder)
@@ -256,7 +258,7 @@ def summarize(
     if store.options.until_separated:
         meta["until_separated"] = summary(st, store.config, store.extended, budget(store))
         text += "\n" + summary_line(meta["until_separated"])
-    write_standings(store.root, st, meta, pair_rows(store.config, store.pairs_in_order()))
+    write_standings_texts(store.root, st, meta, pair_list.texts())
     failures = judge(store.config, store.options, st)
     outcome = Outcome(st, text, complete, failures, list(warnings or []))
     if site is not None:
@@ -267,6 +269,26 @@ def summarize(
         except ViewerError as exc:
             outcome.pages_error = str(exc)
     return outcome
+
+
+def _into_pairs(records: Iterable[Record], tally: Tally, pair_list: PairList) -> Iterator[Record]:
+    """``records`` (in schedule order), each pair's row added to ``pair_list`` once its games have passed."""
+    games: dict[str, Record] = {}
+
+    def flush() -> None:
+        spec = next(iter(games.values())).spec
+        p = tally.plist[spec.pairing]
+        pair_list.add(PairRow(p.key, spec.pair, p.first, p.second, dict(games)), spec.pairing)
+        games.clear()
+
+    for rec in records:
+        last = next(iter(games.values())).spec if games else None
+        if last is not None and (last.pairing, last.pair) != (rec.spec.pairing, rec.spec.pair):
+            flush()
+        games[rec.spec.game] = rec
+        yield rec
+    if games:
+        flush()
 
 
 def default_jobs() -> int:

@@ -15,9 +15,11 @@ import pytest
 
 from referee.signing import Chain, key_id
 from referee.tournament import Record, RunOptions, Store
+from referee.tournament.config import Sprt
 from referee.tournament.document import read_head, write_document
 from referee.tournament.ledger import Ledger
-from referee.tournament.records import MATCH_FIELDS
+from referee.tournament.pages import HOME, write_site
+from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS
 from referee.tournament.report import to_json
 from referee.tournament.schedule import build_schedule, shard_of
 from referee.tournament.session import summarize
@@ -86,5 +88,28 @@ def test_the_streamed_report_is_the_report_of_every_record_in_memory(tmp_path: P
     assert _rows((tmp_path / "matches.csv").read_text()) == [
         MATCH_FIELDS, *([str(r.csv_row()[f]) for f in MATCH_FIELDS] for r in ordered)
     ]
-    assert len(_rows((tmp_path / "pairs.csv").read_text())) == 1 + len(want.pairs)
+    assert _rows((tmp_path / "pairs.csv").read_text()) == [
+        PAIR_FIELDS, *([str(p.csv_row()[f]) for f in PAIR_FIELDS] for p in want.pairs)
+    ]
     store.close()
+
+
+def test_the_pages_of_the_report_pass_are_those_of_a_folder_read_afresh(tmp_path: Path) -> None:
+    config = make_config(2, pairs=30)
+    store = Store.create(tmp_path, config, RunOptions(sprt=Sprt(0, 60)), KEY)
+    rng = random.Random(9)
+    specs = list(store.schedule.values())
+    rng.shuffle(specs)
+    for spec in specs[:-3]:
+        store.append(finished(spec, rng.choice([1, 1, 2, None])))
+    store.close()
+    store = Store.open(tmp_path, 1, KEY)
+    outcome = summarize(store, pages=True)
+    store.close()
+    assert outcome.home == tmp_path / HOME and outcome.pages_error is None
+    pages = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.html")}
+    assert len([p for p in pages if p.parent.name == "replays"]) == len(specs) - 3
+    for p in tmp_path.rglob("*.html"):
+        p.unlink()
+    write_site(tmp_path)
+    assert {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.html")} == pages
