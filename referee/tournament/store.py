@@ -119,9 +119,19 @@ class Store:
     def records_in_order(self, pairing: int | None = None) -> Iterator[Record]:
         """The recorded matches in schedule order (only those of ``pairing`` if given), read back one at a time
         (only the pairs with a recorded game are dealt)."""
-        with self.reader() as read:
-            for offset in self.schedule.recorded_offsets(pairing):
-                yield read(offset)
+        ledger = self.schedule
+        with open(self.root / RESULTS, "rb") as f:
+            for _, pg, pair in ledger.pair_keys():
+                if pairing is not None and pg != pairing:
+                    continue
+                offsets = [ledger.slot_offset(pg, pair, g) for g in range(len(GAMES))]
+                if max(offsets) < 0:
+                    continue
+                specs = ledger.pair(pg, pair)  # dealt once for both games
+                for spec, offset in zip(specs, offsets, strict=True):
+                    if offset >= 0:
+                        f.seek(offset)
+                        yield Record.from_json(json.loads(f.readline()), _Known(spec))
 
     def pairs_in_order(self) -> Iterator[dict[str, Record]]:
         """The recorded games of each pair with at least one (game letter -> record), by pairing then pair."""
@@ -369,6 +379,17 @@ class Store:
         if self._lock is not None:
             unlock_folder(self._lock)
             self._lock = None
+
+
+class _Known:
+    """The schedule as far as one line read back needs it: the entry its offset says it records."""
+
+    def __init__(self, spec: MatchSpec) -> None:
+        self.spec = spec
+
+    def get(self, match_id: str, /) -> MatchSpec | None:
+        """The entry, when ``match_id`` names it."""
+        return self.spec if match_id == self.spec.match_id else None
 
 
 def dumps_line(obj: dict[str, Any]) -> str:

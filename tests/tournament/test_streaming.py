@@ -20,7 +20,7 @@ from referee.tournament.document import read_head, write_document
 from referee.tournament.ledger import Ledger
 from referee.tournament.pages import HOME, write_site
 from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS
-from referee.tournament.report import to_json
+from referee.tournament.report import indented, to_json
 from referee.tournament.schedule import build_schedule, shard_of
 from referee.tournament.session import summarize
 from referee.tournament.standings import compute
@@ -113,3 +113,23 @@ def test_the_pages_of_the_report_pass_are_those_of_a_folder_read_afresh(tmp_path
         p.unlink()
     write_site(tmp_path)
     assert {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.html")} == pages
+
+
+def test_indented_is_the_text_of_json_dumps_with_an_indent() -> None:
+    rng = random.Random(1)
+    scalars = [None, True, False, 0, -3, 1.5, 2.0, 1e300, 'a"\n\u00e9\u2603', "", float("nan")]
+
+    def value(depth: int) -> object:
+        c = rng.random()
+        if depth > 3 or c < 0.4:
+            return rng.choice(scalars)
+        if c < 0.7:
+            return {rng.choice("abxy\u00e9") + str(i): value(depth + 1) for i in range(rng.randrange(4))}
+        if c < 0.8:
+            return {i: value(depth + 1) for i in range(rng.randrange(3))}  # keys json.dumps turns to strings
+        return [value(depth + 1) for _ in range(rng.randrange(4))]
+
+    for _ in range(3000):
+        v, depth = value(0), rng.randrange(4)
+        lines = json.dumps(v, indent=1).split("\n")
+        assert indented(v, depth) == "\n".join([lines[0], *(" " * depth + line for line in lines[1:])])
