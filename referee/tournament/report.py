@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import json.encoder
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
@@ -175,7 +176,7 @@ def indented(value: Any, depth: int = 0) -> str:
     indent encodes in Python, several times slower)."""
     if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
         inner = "\n" + " " * (depth + 1)
-        items = (inner + json.dumps(k) + ": " + indented(v, depth + 1) for k, v in value.items())
+        items = (inner + _string(k) + ": " + indented(v, depth + 1) for k, v in value.items())
         return "{" + ",".join(items) + "\n" + " " * depth + "}"
     if isinstance(value, list | tuple) and value:
         inner = "\n" + " " * (depth + 1)
@@ -183,7 +184,17 @@ def indented(value: Any, depth: int = 0) -> str:
     if isinstance(value, dict | list | tuple):
         return "\n".join((" " * depth if k else "") + line for k, line in enumerate(json.dumps(value, indent=1)
                                                                                      .split("\n")))  # fmt: skip
+    if isinstance(value, str):
+        return _string(value)
+    if value is None or isinstance(value, bool):
+        return _CONSTANTS[value]
+    if type(value) is int:
+        return int.__repr__(value)
     return json.dumps(value)
+
+
+_string = json.encoder.encode_basestring_ascii
+_CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
 def write_standings(root: Path, st: Standings, meta: dict[str, Any], pairs: Iterable[PairRow]) -> None:
