@@ -8,8 +8,8 @@ match is in ``matches.csv``, linked). It is written from the standings and a
 :class:`~referee.tournament.digest.Digest`, both bounded however many matches were played. Match pages are
 :mod:`referee.tournament.match_page`'s, written as the matches are recorded; :class:`Site` writes those a
 folder lacks and leaves the others alone, in one pass over the results that also gathers the digest (the end of a
-run feeds it from its report's own pass; :func:`write_site` reads a folder afresh). Pages follow :mod:`referee.replay.html`: self-contained, escaped,
-nothing loaded from the network.
+run feeds it from its report's own pass; :func:`write_site` reads a folder afresh). Pages follow
+:mod:`referee.replay.html`: self-contained, escaped, nothing loaded from the network.
 """
 
 from __future__ import annotations
