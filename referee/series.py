@@ -228,13 +228,14 @@ def plan(setup: PlaySetup) -> Plan:
         raise PlayError("only one seat can be human")
     rules, deals = _load(setup)
     paths = replay_paths(setup.replay, setup.games)
-    visible = [("the readable file", Path(f)) for i in (0, 1) for f in setup.settings_of(i).files]
+    visible = [("files", Path(f)) for i in (0, 1) for f in setup.settings_of(i).files]
     if setup.bot_cwd is not None:
-        visible.append(("the bots' working folder", setup.bot_cwd))
+        visible.append(("bot_cwd", setup.bot_cwd))
     outputs = [("replay", p) for p in paths if p is not None]
-    outputs += [("the log folder", setup.log_dir)] if setup.log_dir is not None else []
+    outputs += [("log_dir", setup.log_dir)] if setup.log_dir is not None else []
     if (exposed := exposed_output(outputs, visible)) is not None:
-        raise PlayError(exposed)
+        name, what, why = exposed
+        raise PlayError.about((name, what), "{} inside {}: " + why)
     _refuse_outputs(setup, paths)
     for p in paths:
         if p is not None:

@@ -31,6 +31,9 @@ from referee.seats.settings import BotSettings
 from referee.series import Plan, Played, PlayError, PlaySetup, play, summary_lines
 from referee.text import plural
 
+PLAY_FLAGS = {**SETTING_FLAGS, "replay": "--replay", "log_dir": "--log-dir", "bot_cwd": "--bot-cwd"}
+"""The flag of each setting a ``play`` error may name."""
+
 
 def play_cmd(
     bot1: Annotated[
@@ -156,7 +159,7 @@ def play_cmd(
     try:
         play(setup, on_start=started, on_result=report)
     except (PlayError, Interrupted) as exc:
-        fail(exc.naming(SETTING_FLAGS), exc.code)
+        fail(exc.naming(PLAY_FLAGS), exc.code)
     if games > 1 and not as_json:
         lost = "".join(f", seat {s + 1} forfeited {n}" for s, n in enumerate(forfeits) if n)
         typer.echo(f"games: seat 1 won {tally[0]}, seat 2 won {tally[1]}, draws {tally[2]}{lost}")

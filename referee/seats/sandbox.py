@@ -406,16 +406,19 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
         raise
 
 
-def exposed_output(outputs: Iterable[tuple[str, Path]], visible: Iterable[tuple[str, Path]]) -> str | None:
-    """Why an output of the run (``(what, path)``: a replay, the logs, a results folder) lies inside what a bot can
-    read (``(option, path)``: ``--bot-cwd``, ``--bot-file``), or None. Bots would read it while it is written,
-    and could leave files there for each other."""
+def exposed_output(
+    outputs: Iterable[tuple[str, Path]], visible: Iterable[tuple[str, Path]]
+) -> tuple[str, str, str] | None:
+    """The first output of the run (``(name, path)``: a replay, the logs, a results folder) that lies inside what a
+    bot can read (``(name, path)``: the bots' working folder, a readable file), as (the output's name, the name of
+    what can read it, the sentence that says so), or None. Bots would read it while it is written, and could leave
+    files there for each other."""
     seen = [(what, _real(p)) for what, p in visible]
     for name, path in outputs:
         where = _real(path)
         for what, folder in seen:
             if where == folder or folder in where.parents:
-                return f"{name} {path} is inside {what} {folder}, which the bots can read: write it elsewhere"
+                return name, what, f"{path} is inside {folder}, which the bots can read: write it elsewhere"
     return None
 
 

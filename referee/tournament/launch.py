@@ -337,9 +337,10 @@ def _run(
         where = req.out or Path(f"tournament-{time.strftime('%Y%m%d-%H%M%S')}")
         readable = {f for name in (None, *(b.name for b in config.bots))
                     for f in (config.settings if name is None else config.settings_of(name)).files}  # fmt: skip
-        exposed = exposed_output([("the output folder", where)], [("the readable file", Path(f)) for f in readable])
+        exposed = exposed_output([("out", where)], [("files", Path(f)) for f in readable])
         if exposed is not None:
-            raise TournamentError(exposed)
+            name, what, why = exposed
+            raise TournamentError.about((name, what), "{} inside {}: " + why)
         key = signing_key(req.key, create=True)
         check_new(config, options, where)
         if req.backend == "local":

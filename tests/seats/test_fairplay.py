@@ -386,16 +386,19 @@ def test_outputs_inside_a_bot_readable_folder_are_refused(tmp_path: Path) -> Non
     shared = tmp_path / "shared"
     shared.mkdir()
     cases = [
-        ["play", FIRST, FIRST, "--bot-cwd", str(shared), "--replay", str(shared / "x.jsonl")],
-        ["play", FIRST, FIRST, "--bot-file", str(shared), "--log-dir", str(shared / "logs")],
-        ["tournament", "--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--bot-file", str(shared), "-o",
-         str(shared / "t")],
+        (["play", FIRST, FIRST, "--bot-cwd", str(shared), "--replay", str(shared / "x.jsonl")],
+         "--replay inside --bot-cwd: "),
+        (["play", FIRST, FIRST, "--bot-file", str(shared), "--log-dir", str(shared / "logs")],
+         "--log-dir inside --bot-file: "),
+        (["tournament", "--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--bot-file", str(shared), "-o",
+          str(shared / "t")], "--out inside --bot-file: "),
     ]  # fmt: skip
-    for args in cases:
+    for args, named in cases:
         out = subprocess.run([REFEREE, *args], capture_output=True, text=True,
                              timeout=120, cwd=ROOT)  # fmt: skip
         assert out.returncode == 2, (args, out.stderr)
         assert "which the bots can read" in out.stderr and "Traceback" not in out.stderr
+        assert named in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
         assert not any(shared.iterdir())
 
 

@@ -54,7 +54,7 @@ def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: 
             run.run(emit, lambda: False)  # type: ignore[arg-type]
     finally:
         store.close()
-    assert sorted(mid for mid, _, _ in seen) == sorted(m.match_id for m in store.schedule)
+    assert sorted(mid for mid, _, _ in seen) == sorted(m.match_id for m in store.schedule.values())
     assert all(exists and drawn for _, exists, drawn in seen), seen
     ids = [m.match_id for m in sorted(store.schedule.values(), key=lambda m: m.index)]
     first = (tmp_path / "t" / match_page(ids[1])).read_text()  # previous and next follow the schedule

@@ -374,7 +374,8 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     referee("tournament", *two, "--gauntlet", "first", "--min-score", "0.9", "-o", tmp_path / "pass", check=0)
     assert "already holds" in cli("tournament", *two, "-o", tmp_path / "gate", check=2)[1]
     assert "NAME=COMMAND" in cli("tournament", "-b", "nonsense", "-b", "x=y", check=2)[1]
-    assert "only --jobs" in cli("tournament", "--resume", tmp_path / "gate", "--pairs", "3", check=2)[1]
+    refused = cli("tournament", "--resume", tmp_path / "gate", "--pairs", "3", check=2)[1]
+    assert "--pairs describes the tournament" in refused
     assert "not a tournament folder" in cli("tournament", "--resume", tmp_path, check=2)[1]
     assert "not found" in cli("tournament", "-b", "a=no/such/bot", "-b", f"b={bot} first", check=2)[1]
     assert "needs --sprt" in cli("tournament", *two, "--fail-if-worse", check=2)[1]
