@@ -127,12 +127,7 @@ def _header(h: dict[str, Any]) -> Header:
     if fd is not None and (type(fd) is not int or fd not in (1, 2)):
         raise _Bad(f"header: first_dealer must be 1, 2 or null, got {_short(fd)}")
     bots = _header_bots(h["bots"])
-    if not isinstance(h["time"], dict):
-        raise _Bad("header: time is not an object")
-    try:
-        time = TimeControl.from_json(h["time"])
-    except ValueError as exc:
-        raise _Bad(f"header: time: {exc}") from None
+    time = _time(h["time"], "header")
     return Header(
         match_id=_str(h, "match_id", "header"), created=_str(h, "created", "header"),
         program=_str(h, "program", "header"), protocol=_str(h, "protocol", "header"), rules=rules, seed=seed,
@@ -141,20 +136,23 @@ def _header(h: dict[str, Any]) -> Header:
     )  # fmt: skip
 
 
+def _time(value: Any, where: str) -> TimeControl:
+    """A time control object of the header (``where``: the header or a seat's entry)."""
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: time is not an object")
+    try:
+        return TimeControl.from_json(value)
+    except ValueError as exc:
+        raise _Bad(f"{where}: time: {exc}") from None
+
+
 def _header_bots(bots: Any) -> tuple[HeaderBot, HeaderBot]:
     """The header's two seat entries: each seat's command, its own time control if it has one, the rest kept."""
     commands = _per_seat(bots, "command", "header")
     out: list[HeaderBot] = [HeaderBot(""), HeaderBot("")]
     for b in bots:
         seat = b["seat"] - 1
-        time = None
-        if "time" in b:
-            if not isinstance(b["time"], dict):
-                raise _Bad("header: bots: time is not an object")
-            try:
-                time = TimeControl.from_json(b["time"])
-            except ValueError as exc:
-                raise _Bad(f"header: bots: time: {exc}") from None
+        time = _time(b["time"], "header: bots") if "time" in b else None
         extra = {k: v for k, v in b.items() if k not in ("seat", "command", "time")}
         out[seat] = HeaderBot(commands[seat], time, extra)
     return out[0], out[1]
