@@ -141,7 +141,7 @@ class BotOpponent(Opponent):
         view = table.view(seat)
         tc = self.time
         request = bot.request(view, tc.move_ms, tc.bank_ms)
-        line, _ = self._run(bot.decide(request, (tc.move_ms + tc.bank_ms) / 1000))
+        line, _ = self._run(bot.ask(request, (tc.move_ms + tc.bank_ms) / 1000))
         try:
             index = check_answer(line, request)
         except ProtocolError as exc:

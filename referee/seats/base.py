@@ -120,10 +120,6 @@ class Seat(ABC):
         except SeatFailure as failure:
             raise self.fail(failure) from None
 
-    async def decide(self, request: Request, timeout_s: float) -> tuple[bytes, float]:
-        """:meth:`ask` with nothing to do meanwhile."""
-        return await self.ask(request, timeout_s)
-
     @abstractmethod
     async def _start(self, hello: dict[str, Any], timeout_s: float) -> bytes:
         """Start the seat (:attr:`started` from the moment it can be sent messages), send ``hello`` and return

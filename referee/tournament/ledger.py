@@ -106,9 +106,6 @@ class Ledger:
         for _, pairing, pair in self.pair_keys():
             yield from self.pair(pairing, pair)
 
-    def __iter__(self) -> Iterator[MatchSpec]:
-        return self.values()
-
     def __len__(self) -> int:
         return self._size
 

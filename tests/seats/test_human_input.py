@@ -158,12 +158,12 @@ def test_a_seat_fed_by_a_pipe_answers_legally_and_quits_at_the_end_of_input() ->
         assert check_hello(hello).name == "ann"
         await human.send_many([event_message(e, seat) for e in state.events])
         request = human.request(view, 1, 0)  # numbered by the seat
-        line, _ = await human.decide(request, 0.001)  # the clock does not apply
+        line, _ = await human.ask(request, 0.001)  # the clock does not apply
         assert check_action(line, request.id, view.legal) in view.legal
         for _ in range(10):  # the lines left answer more requests, then the input ends
             again = human.request(view, 1, 0)
             try:
-                line2, _ = await human.decide(again, 0.001)
+                line2, _ = await human.ask(again, 0.001)
             except SeatFailure as failure:
                 return json.loads(line), failure
             assert check_action(line2, again.id, view.legal) in view.legal
