@@ -10,6 +10,7 @@ Anyone holding the seed can then check it against the commitment, and every reco
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 
@@ -17,9 +18,11 @@ SALT = b"koikoi-referee/seed-commitment/1"
 """The scrypt salt: fixed, so that the commitment depends on the seed only."""
 
 
+@functools.lru_cache(maxsize=64)
 def commit(seed: int) -> str:
     """The commitment to ``seed``: ``scrypt1:`` and 64 hex digits (scrypt, N 2**14, r 8, p 1; about 0.1 s, so a
-    search over many seeds is slow)."""
+    search over many seeds is slow). Kept once worked out: a run states it when it starts, in its report and on
+    its pages."""
     digest = hashlib.scrypt(str(seed).encode(), salt=SALT, n=1 << 14, r=8, p=1, maxmem=64 << 20, dklen=32)
     return "scrypt1:" + digest.hex()
 

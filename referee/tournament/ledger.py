@@ -18,6 +18,8 @@ from referee.tournament.schedule import MatchSpec, Pairing, pair_specs, pairing_
 
 GAMES = ("a", "b")
 """The two games of a pair, in schedule order."""
+DEALT = 256
+"""Pairs the ledger keeps dealt (:meth:`Ledger.pair`): a bounded cache, whatever the schedule's size."""
 
 
 class Ledger:
@@ -39,13 +41,13 @@ class Ledger:
         self._offsets: list[array[int]] = []  # pairing -> offset of the counting result of 2 * pair + game
         self._size = 0
         self.recorded = 0
-        self._dealt: tuple[tuple[int, int], list[MatchSpec]] | None = None  # the last pair dealt: read in twos
+        self._dealt: dict[tuple[int, int], list[MatchSpec]] = {}  # the last DEALT pairs dealt, oldest first
         self.restage(config)
 
     def restage(self, config: TournamentConfig) -> None:
         """Take on ``config`` (the same schedule with a ladder step more): the new pairings join, nothing moves."""
         self.config = config
-        self._dealt = None
+        self._dealt.clear()
         starts = [0, *(s.start for s in config.ladder)]
         self._blocks = list(zip(starts, pairing_blocks(config), strict=True))
         self.plist = [p for _, block in self._blocks for p in block]
@@ -90,15 +92,19 @@ class Ledger:
                     index += 2
 
     def pair(self, pairing: int, pair: int) -> list[MatchSpec]:
-        """Both games of pair ``pair`` of pairing ``pairing`` as dealt now (the last pair dealt is kept: its
-        games are mostly asked for one after the other)."""
-        if self._dealt is not None and self._dealt[0] == (pairing, pair):
-            return list(self._dealt[1])
-        specs = pair_specs(self.config, self.plist[pairing], pair, self.index_of(pairing, pair))
-        deal = self.redeals.get((pairing, pair), 0)
-        if deal:
-            specs = [redealt(self.config, m, deal) for m in specs]
-        self._dealt = ((pairing, pair), specs)
+        """Both games of pair ``pair`` of pairing ``pairing`` as dealt now (the last :data:`DEALT` pairs dealt
+        are kept: a pair's two games are asked for close together, in schedule order and in the order they
+        finished)."""
+        key = (pairing, pair)
+        specs = self._dealt.get(key)
+        if specs is None:
+            specs = pair_specs(self.config, self.plist[pairing], pair, self.index_of(pairing, pair))
+            deal = self.redeals.get(key, 0)
+            if deal:
+                specs = [redealt(self.config, m, deal) for m in specs]
+            if len(self._dealt) >= DEALT:
+                del self._dealt[next(iter(self._dealt))]
+            self._dealt[key] = specs
         return list(specs)
 
     def values(self) -> Iterator[MatchSpec]:
@@ -175,7 +181,7 @@ class Ledger:
     def add_pair(self, pairing: int, pair: int, index: int) -> list[MatchSpec]:
         """Pair ``pair`` (the pairing's next) of ``pairing`` joins the schedule at position ``index``."""
         self.added[(pairing, pair)] = index
-        self._dealt = None
+        self._dealt.clear()
         self._offsets[pairing].extend((-1, -1))
         if self.in_shard(index):
             self._size += 2
@@ -184,7 +190,7 @@ class Ledger:
     def redeal(self, pairing: int, pair: int, deal: int) -> None:
         """Deal pair ``pair`` of ``pairing`` afresh (deal number ``deal``): its results stop counting."""
         self.redeals[(pairing, pair)] = deal
-        self._dealt = None
+        self._dealt.clear()
         for g in range(2):
             self._unmark(pairing, 2 * pair + g)
 

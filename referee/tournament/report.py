@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import json.encoder
+import math
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
@@ -166,7 +167,8 @@ def write_report(root: Path, st: Standings, records: Iterable[Record], meta: dic
 def pair_texts(p: PairRow) -> tuple[str, str]:
     """The ``pairs.csv`` line of ``p`` and its entry in ``standings.json``'s pair list (as laid out there)."""
     buf = io.StringIO()
-    csv.DictWriter(buf, PAIR_FIELDS, lineterminator="\n", extrasaction="ignore").writerow(p.csv_row())
+    row = p.csv_row()
+    csv.writer(buf, lineterminator="\n").writerow([row[k] for k in PAIR_FIELDS])
     return buf.getvalue(), "  " + indented(p.to_json(), 2)
 
 
@@ -174,22 +176,25 @@ def indented(value: Any, depth: int = 0) -> str:
     """``json.dumps(value, indent=1)`` as it reads nested ``depth`` levels deep (each line after the first
     indented ``depth`` spaces more): the same text, the scalars written by the C encoder (``json.dumps`` with an
     indent encodes in Python, several times slower)."""
-    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    if value is None or kind is bool:
+        return _CONSTANTS[value]
+    if kind is dict and value and all(type(k) is str for k in value):
         inner = "\n" + " " * (depth + 1)
-        items = (inner + _string(k) + ": " + indented(v, depth + 1) for k, v in value.items())
+        items = [inner + _string(k) + ": " + indented(v, depth + 1) for k, v in value.items()]
         return "{" + ",".join(items) + "\n" + " " * depth + "}"
-    if isinstance(value, list | tuple) and value:
+    if (kind is list or kind is tuple) and value:
         inner = "\n" + " " * (depth + 1)
-        return "[" + ",".join(inner + indented(v, depth + 1) for v in value) + "\n" + " " * depth + "]"
+        return "[" + ",".join([inner + indented(v, depth + 1) for v in value]) + "\n" + " " * depth + "]"
     if isinstance(value, dict | list | tuple):
         return "\n".join((" " * depth if k else "") + line for k, line in enumerate(json.dumps(value, indent=1)
                                                                                      .split("\n")))  # fmt: skip
-    if isinstance(value, str):
-        return _string(value)
-    if value is None or isinstance(value, bool):
-        return _CONSTANTS[value]
-    if type(value) is int:
-        return int.__repr__(value)
     return json.dumps(value)
 
 

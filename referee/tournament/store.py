@@ -114,7 +114,7 @@ class Store:
                 mid = obj.get("match_id")
                 spec = self.schedule.get(mid) if isinstance(mid, str) else None
                 if spec is not None and self.schedule.offset(spec) == here:
-                    yield Record.from_json(obj, self.schedule)
+                    yield Record.from_json(obj, _Known(spec))
 
     def records_in_order(self, pairing: int | None = None) -> Iterator[Record]:
         """The recorded matches in schedule order (only those of ``pairing`` if given), read back one at a time
