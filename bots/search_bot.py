@@ -9,17 +9,13 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
 consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
-it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy from a
-model of it. The default model (``--model greedy``) is the greedy heuristic: each sample's opponent hand is one with
-which greedy would have played each card the opponent played this round, and the opponent plays greedy in the
-rollouts. The other (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family of simple
-policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this match,
-with a uniform share kept; each sample draws a member by those weights and a hand with which that member would
-have played each card the opponent played this round (after 64 tries the model is dropped for that sample). The
-greedy model is the default because it scored higher against the opponent pool (``bots/README.md``): weighing the
-evidence costs samples, and what the family learns did not pay for them. Every action is tried on the same
-samples, and an action that the leader beats by ``PRUNE_T`` standard errors of the paired differences is no longer
-sampled; when one action is left the search ends early. The value
+it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy drawn
+from a model of it. The model (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family
+of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this
+match, with a uniform share kept; each sample draws a member by those weights and a hand with which that member
+would have played each card the opponent played this round (after 64 tries the model is dropped for that
+sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
+errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
 of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
 of winning the match from the new scores, the rounds left and who deals, read from a table computed from the
 rules (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play,
@@ -80,9 +76,8 @@ BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
 BELIEF = 1.0
 """Default share of the samples whose opponent hand agrees with the model of the opponent (``--belief``)."""
-MODELS = ("greedy", "mixture")
-"""The models of the opponent (``--model``): the greedy heuristic (the default), or a family weighted by its
-choices."""
+MODELS = ("mixture", "greedy")
+"""The models of the opponent (``--model``): a family weighted by its choices, or the greedy heuristic alone."""
 EVIDENCE_SAMPLES = 6
 """Uniform deals on which the opponent's choices this round are weighed again at each decision."""
 EVIDENCE_SETTLE = 16
@@ -209,7 +204,7 @@ class Searcher:
         belief: float = BELIEF,
         wall: bool = False,
         stats: bool = False,
-        model: str = "greedy",
+        model: str = "mixture",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
@@ -337,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--belief", type=float, default=BELIEF,
                         help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
                         f"this round (default {BELIEF})")
-    parser.add_argument("--model", choices=MODELS, default="greedy",
-                        help="the model of the opponent: the greedy heuristic (greedy, the default), or a family of "
-                        "policies weighted by how well each explains its choices so far (mixture)")
+    parser.add_argument("--model", choices=MODELS, default="mixture",
+                        help="the model of the opponent: a family of policies weighted by how well each explains its "
+                        "choices so far (mixture, the default), or the greedy heuristic alone")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model)

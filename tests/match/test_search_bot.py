@@ -223,11 +223,10 @@ def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
 
 
 def watch(opponent: Policy, rounds: int, seed: int) -> search_bot.Searcher:
-    """A searcher with the learned model in seat 1 that saw ``rounds`` rounds of greedy (its seat) against
-    ``opponent`` (the other seat)."""
+    """A searcher in seat 1 that saw ``rounds`` rounds of greedy (its seat) against ``opponent`` (the other seat)."""
     rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
     state = new_match(rules, seed, first_dealer=0)
-    searcher = search_bot.Searcher(None, 4, 0, model="mixture")
+    searcher = search_bot.Searcher(None, 4, 0)
     searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
     while True:
         for event in state.events:
