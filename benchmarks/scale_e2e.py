@@ -24,6 +24,7 @@ within 1.5x, the report of a 6,000-match run under 2 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -128,13 +129,15 @@ def step(name: str, root: Path) -> int:
 
 def measured(args: list[str]) -> dict[str, float]:
     """Run this script's ``--step`` in a fresh process: its figures."""
-    out = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True).stdout
-    return dict(json.loads(out.strip().splitlines()[-1]))
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"step {' '.join(args)} failed (exit {done.returncode}):\n{done.stderr.strip()}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def child(args: argparse.Namespace) -> None:
     """One step in this process: print its time, results and peak RSS as JSON."""
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     root = Path(args.folder)
     if args.step == "make-real":
         n = real(root, args.size)
@@ -142,9 +145,9 @@ def child(args: argparse.Namespace) -> None:
         n = synthetic(root, args.size)
     else:
         n = step(args.step, root)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "results": n, "peak": peak}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "results": n, "peak": peak}))
 
 
 def main() -> None:
@@ -152,6 +155,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--real", default="600,6000", help="matches of the played tournaments (default 600,6000)")
     parser.add_argument("--synthetic", default="6000,60000,600000", help="results of the synthetic folders")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the folders in this directory and reuse those made before (default: a temporary "
+                        "directory, removed at the end)")
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -163,12 +169,21 @@ def main() -> None:
     ]
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} on {os.cpu_count()} CPUs; peak = max RSS of the step's own process")
-    head = ["folder", "results", "step", "peak MB", "s", "us/result"]
+    head = ["folder", "results", "step", "peak MB", "s", "cpu s", "us/result"]
     print("  ".join(head))
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        work.mkdir(parents=True, exist_ok=True)
         for kind, size in sizes:
-            root = Path(tmp) / f"{kind}{size}"
-            made = measured(["--step", f"make-{kind}", "--folder", str(root), "--size", str(size)])
+            root = work / f"{kind}{size}"
+            made_file = root.with_name(root.name + ".made.json")
+            if args.work is not None and made_file.exists() and root.is_dir():
+                made = dict(json.loads(made_file.read_text()))
+            else:
+                for old in root.parent.glob(root.name + "*"):
+                    shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+                made = measured(["--step", f"make-{kind}", "--folder", str(root), "--size", str(size)])
+                made_file.write_text(json.dumps(made))
             n = int(made["results"])
             rows = [("play" if kind == "real" else "make", made)]
             for name in STEPS:
@@ -176,10 +191,12 @@ def main() -> None:
                     continue
                 rows.append((name, measured(["--step", name, "--folder", str(root)])))
             for name, f in rows:
-                print(f"{kind:9s}  {n:7d}  {name:6s}  {f['peak'] / 1e6:7.1f}  {f['seconds']:7.2f}  "
+                cpu = f"{f['cpu']:7.2f}" if "cpu" in f else "    n/a"
+                print(f"{kind:9s}  {n:7d}  {name:6s}  {f['peak'] / 1e6:7.1f}  {f['seconds']:7.2f}  {cpu}  "
                       f"{f['seconds'] / max(1, n) * 1e6:7.1f}", flush=True)  # fmt: skip
-            for p in Path(tmp).iterdir():
-                shutil.rmtree(p, ignore_errors=True)
+            if args.work is None:
+                for p in work.iterdir():
+                    shutil.rmtree(p, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def _report_json(report: VerifyReport) -> dict[str, Any]:
     result = None
     if r is not None:
         result = {
-            "winner": None if r.winner is None else r.winner + 1, "scores": list(r.scores), "rounds": r.rounds,
+            "winner": r.winner_number, "scores": list(r.scores), "rounds": r.rounds,
             "reason": r.reason.value, "forfeit": None if r.forfeit is None else r.forfeit.to_json(),
             "names": list(r.names),
         }  # fmt: skip

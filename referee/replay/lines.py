@@ -130,10 +130,15 @@ class Result:
         """The result line of a match's result."""
         return cls(result.winner, result.scores, result.rounds, result.reason, result.forfeit, result.names)
 
+    @property
+    def winner_number(self) -> int | None:
+        """The winner as seat 1 or 2 (as the line says it); None: a draw."""
+        return None if self.winner is None else self.winner + 1
+
     def to_json(self) -> dict[str, Any]:
         """The line as written (seats 1/2)."""
         return {
-            "type": "result", "winner": None if self.winner is None else self.winner + 1,
+            "type": "result", "winner": self.winner_number,
             "scores": list(self.scores), "rounds": self.rounds, "reason": self.reason.value,
             "forfeit": None if self.forfeit is None else self.forfeit.to_json(),
             "bots": [{"seat": i + 1, "name": n} for i, n in enumerate(self.names)],

@@ -262,7 +262,7 @@ def _facts(header: Header, names: list[str], result: Result | None, seat: int | 
     res = None
     if result is not None:
         res = {
-            "winner": None if result.winner is None else result.winner + 1,
+            "winner": result.winner_number,
             "scores": list(result.scores),
             "reason": result.reason.value,
         }

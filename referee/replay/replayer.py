@@ -200,7 +200,7 @@ class Simulation:
                 "rounds": end.rounds, "reason": end.reason,
             }  # fmt: skip
             got = {
-                "winner": None if r.winner is None else r.winner + 1, "scores": list(r.scores),
+                "winner": r.winner_number, "scores": list(r.scores),
                 "rounds": r.rounds, "reason": r.reason.value,
             }  # fmt: skip
         for key, value in expected.items():
