@@ -8,8 +8,7 @@ Run: ``.venv/bin/python benchmarks/scale_e2e.py [--real 600,6000] [--synthetic 6
 - *synthetic* folders: 64 bots, one result per scheduled match (a seeded random winner), written in the store's
   own formats (``tournament.json`` by :func:`referee.tournament.start`, every ``results.jsonl`` line signed by the
   store's :class:`~referee.signing.Chain`), no replays (what is synthetic: the games and the replays); and the
-  same schedule as two shard folders, for the merge. A schedule above the command line's limit
-  (:data:`~referee.tournament.schedule.MAX_MATCHES`) is allowed here.
+  same schedule as two shard folders, for the merge.
 
 Then, on each folder, each step in its own process: ``report`` (open the folder read-only, the end-of-run report:
 :func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it, check
@@ -42,7 +41,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 from referee.engine import PRESETS  # noqa: E402
 from referee.records import MatchResult, Termination  # noqa: E402
 from referee.signing import Chain  # noqa: E402
-from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, schedule, start  # noqa: E402
+from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, start  # noqa: E402
 from referee.tournament.folder import RESULTS  # noqa: E402
 from referee.tournament.store import Store, dumps_line  # noqa: E402
 
@@ -61,7 +60,6 @@ def synthetic(root: Path, matches: int) -> int:
     results."""
     pairings = 64 * 63 // 2
     config = _config(64, max(1, round(matches / (2 * pairings))), f"{sys.executable} {BOTS / 'minimal_bot.py'}")
-    schedule.MAX_MATCHES = max(schedule.MAX_MATCHES, 2 * config.pairs * pairings)  # the CLI's limit lifted
     total = 0
     for folder, shard in ((root, (1, 1)), (root.with_name(root.name + "-1"), (1, 2)),
                           (root.with_name(root.name + "-2"), (2, 2))):  # fmt: skip

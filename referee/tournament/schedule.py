@@ -119,8 +119,9 @@ def pairing_blocks(config: TournamentConfig) -> list[list[Pairing]]:
     return blocks
 
 
-MAX_MATCHES = 200_000
-"""The largest schedule a tournament may have (matches): its description and bookkeeping stay within memory."""
+MAX_MATCHES = 2_000_000
+"""The largest schedule a tournament may have (matches): a million-match event fits. What grows with it is the
+description (``tournament.json``, about 240 bytes a match) and 8 bytes a match in memory (where each result is)."""
 
 
 def pair_seed(tournament_seed: int, pairing: Pairing, pair: int, deal: int = 0) -> int:
