@@ -94,7 +94,7 @@ def step(name: str, root: Path) -> int:
     from referee.tournament.session import play, summarize
 
     if name == "report":
-        store = Store.open_readonly(root, KEY)
+        store = Store.open_readonly(root, KEY, collect=True)
         return summarize(store).standings.matches
     if name == "resume":
         store = Store.open(root, 2, KEY)

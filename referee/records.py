@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+_NUMBERS = (int, float)
+_STR, _INT, _DICT = frozenset({str}), frozenset({int}), frozenset({dict})  # the types JSON gives, exactly
+
 
 class Termination(StrEnum):
     """How a match ended."""
@@ -170,14 +173,17 @@ class SeatStats:
         if (
             type(data.get("decisions", 0)) is not int
             or type(data.get("peak_memory", 0)) is not int
-            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in numbers)
-            or not (bank is None or (isinstance(bank, int | float) and not isinstance(bank, bool)))
-            or not isinstance(hist, dict)
-            or not all(isinstance(k, str) and k.isdigit() and type(v) is int for k, v in hist.items())
+            or type(numbers[0]) not in _NUMBERS
+            or type(numbers[1]) not in _NUMBERS
+            or not (bank is None or type(bank) in _NUMBERS)
+            or type(hist) is not dict
+            or not set(map(type, hist)) <= _STR
+            or not all(map(str.isdigit, hist))
+            or not set(map(type, hist.values())) <= _INT
         ):
             raise ValueError("malformed seat stats")
         return cls(data.get("decisions", 0), float(numbers[0]), float(numbers[1]),
-                   None if bank is None else float(bank), {int(k): v for k, v in hist.items()},
+                   None if bank is None else float(bank), dict(zip(map(int, hist), hist.values(), strict=True)),
                    data.get("peak_memory", 0))  # fmt: skip
 
 
@@ -246,7 +252,7 @@ class MatchResult:
                 raise ValueError("match_id is a string, rounds and decisions are integers")
             forfeit = data.get("forfeit")
             round_ends = data.get("round_ends", [])
-            if not isinstance(round_ends, list) or not all(isinstance(e, dict) for e in round_ends):
+            if not isinstance(round_ends, list) or not set(map(type, round_ends)) <= _DICT:
                 raise ValueError("round_ends is a list of objects")
             stats = data.get("seat_stats", [])
             if not isinstance(stats, list) or len(stats) not in (0, 2):

@@ -119,7 +119,7 @@ def _times_svg(histogram: dict[int, int]) -> str:
 
 def _failed(digest: Digest, name: str) -> list[str]:
     """The links to the bot's logs of the last matches it forfeited, in schedule order."""
-    failed = sorted(digest.failed.get(name, ()), key=lambda entry: entry[0].spec.index)
+    failed = sorted(digest.failed_of(name), key=lambda entry: entry[0].spec.index)
     return [f'<li><a href="{_e("../" + quote(log))}">{_e(rec.spec.match_id)}</a>: '
             f"{_e(rec.offender[1].value if rec.offender else '')}</li>" for rec, log in failed]  # fmt: skip
 
@@ -127,7 +127,7 @@ def _failed(digest: Digest, name: str) -> list[str]:
 def _games(root: Path, name: str, digest: Digest) -> str:
     """The table of the bot's last games, in schedule order."""
     rows = []
-    for rec in sorted(digest.games.get(name, ()), key=lambda r: r.spec.index):
+    for rec in sorted(digest.games_of(name), key=lambda r: r.spec.index):
         seats = rec.spec.seats
         seat = seats.index(name)
         mid, res = rec.spec.match_id, rec.result
@@ -167,7 +167,7 @@ def bot_html(root: Path, st: Standings, k: int, digest: Digest,
         f", longest {s.max_ms:.1f} ms" if s.decisions else "")  # fmt: skip
     memory = f"{s.peak_memory / (1 << 20):.1f} MiB" if s.peak_memory else "not measured"
     games, failed = _games(root, b.name, digest), _failed(digest, b.name)
-    shown = len(digest.games.get(b.name, ()))
+    shown = len(digest.games_of(b.name))
     which = "every game" if shown == digest.played.get(b.name, 0) else f"its last {shown} games"
     body = "\n".join([
         f'<nav id="links">{nav_links([("../index.html", "tournament home")])}</nav>',

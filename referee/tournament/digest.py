@@ -11,10 +11,11 @@ The full list of matches is ``matches.csv``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from referee.records import MatchResult, SeatStats
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
 from referee.tournament.ratings import elos
@@ -35,9 +36,14 @@ POINTS = 40
 
 
 def light(rec: Record) -> Record:
-    """``rec`` without what no page shows: its round ends and its decision-time histograms."""
-    stats = tuple(replace(s, histogram={}) for s in rec.result.seat_stats)
-    return replace(rec, result=replace(rec.result, round_ends=(), seat_stats=stats))
+    """``rec`` without what no page shows: its round ends and its decision-time histograms (built field by
+    field: ``dataclasses.replace`` costs several times more, and every record passes here)."""
+    r = rec.result
+    stats = tuple(SeatStats(s.decisions, s.total_ms, s.max_ms, s.bank_left_ms, {}, s.peak_memory)
+                  for s in r.seat_stats)  # fmt: skip
+    result = MatchResult(r.match_id, r.winner, r.scores, r.rounds, r.reason, r.forfeit, r.names, r.seed, r.decisions,
+                         (), stats)  # fmt: skip
+    return Record(rec.spec, result, rec.played, rec.order)
 
 
 def has_log(path: Path) -> bool:
@@ -48,53 +54,105 @@ def has_log(path: Path) -> bool:
         return False
 
 
+Entry = Record | int
+"""A match the digest keeps: its record (without what no page shows), or the byte offset of its result line,
+read back when the pages are written (:meth:`Digest.resolved`)."""
+
+
 @dataclass
 class Digest:
     """The bounded extras of the pages of the tournament folder ``root`` (see the module's text); :meth:`add`
-    each record in the order they finished."""
+    each record in the order they finished. Given the offset of each record's result line, it keeps only the
+    offsets (a few bytes a kept match, whatever the number of bots) and the pages read those records back
+    (:meth:`resolved`)."""
 
     config: TournamentConfig
     root: Path
     points: int = POINTS
     count: int = 0
-    last: deque[Record] = field(default_factory=lambda: deque(maxlen=LAST_MATCHES))
-    games: dict[str, deque[Record]] = field(default_factory=dict)
+    last: deque[Entry] = field(default_factory=lambda: deque(maxlen=LAST_MATCHES))
+    games: dict[str, deque[Entry]] = field(default_factory=dict)
     played: dict[str, int] = field(default_factory=dict)  # games recorded by bot
-    failed: dict[str, deque[tuple[Record, str]]] = field(default_factory=dict)  # (record, its log from root)
+    failed: dict[str, deque[tuple[Entry, str]]] = field(default_factory=dict)  # (match, its log from root)
     checkpoints: list[tuple[int, dict[str, float]]] = field(default_factory=list)
     stride: int = 1
     tally: Tally | None = None
+    """The totals the ratings are fitted to; given, it is fed by its owner before each :meth:`add` (the
+    store's collection, in one pass); None: the digest keeps and feeds its own."""
+    _feeds: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.tally is None:
+            self.tally, self._feeds = Tally(self.config), True
 
     @staticmethod
     def of(config: TournamentConfig, root: Path, records: Iterable[Record]) -> Digest:
-        """The digest of ``records`` (consumed once)."""
+        """The digest of ``records`` (consumed once, each kept as a record)."""
         digest = Digest(config, root)
         for rec in records:
             digest.add(rec)
         return digest
 
-    def add(self, rec: Record) -> None:
-        """One more finished match."""
+    def add(self, rec: Record, offset: int | None = None) -> None:
+        """One more finished match (already counted in :attr:`tally` when the tally was given); ``offset``: where
+        its result line is, kept instead of the record."""
         self.count += 1
-        if self.tally is None:
-            self.tally = Tally(self.config)
-        self.tally.add(rec)
-        rec = light(rec)
-        self.last.append(rec)
+        if self._feeds:
+            assert self.tally is not None
+            self.tally.add(rec)
+        entry: Entry = light(rec) if offset is None else offset
+        self.last.append(entry)
         for name in dict.fromkeys(rec.spec.seats):
-            self.games.setdefault(name, deque(maxlen=BOT_GAMES)).append(rec)
+            self.games.setdefault(name, deque(maxlen=BOT_GAMES)).append(entry)
             self.played[name] = self.played.get(name, 0) + 1
         off = rec.offender
         if off is not None:
             log = Output(self.root).log(rec.spec.match_id, off[0])
             if has_log(log):
-                entry = (rec, log.relative_to(self.root).as_posix())
-                self.failed.setdefault(off[0], deque(maxlen=FAILED_LOGS)).append(entry)
+                self.failed.setdefault(off[0], deque(maxlen=FAILED_LOGS)).append(
+                    (entry, log.relative_to(self.root).as_posix())
+                )
         if self.count % self.stride == 0:
             self._checkpoint()
             if len(self.checkpoints) >= 2 * self.points:  # keep every other one, then take half as many
                 self.checkpoints = self.checkpoints[1::2]
                 self.stride *= 2
+
+    def resolved(self, read: Callable[[int], Record]) -> Digest:
+        """A copy whose kept matches are all records: each offset read back once with ``read``."""
+        seen: dict[int, Record] = {}
+
+        def rec(entry: Entry) -> Record:
+            if isinstance(entry, Record):
+                return entry
+            if entry not in seen:
+                seen[entry] = light(read(entry))
+            return seen[entry]
+
+        def each(entries: deque[Entry]) -> deque[Entry]:
+            return deque((rec(e) for e in entries), maxlen=entries.maxlen)
+
+        return replace(
+            self,
+            last=each(self.last),
+            games={name: each(d) for name, d in self.games.items()},
+            failed={name: deque(((rec(e), log) for e, log in d), maxlen=d.maxlen) for name, d in self.failed.items()},
+            checkpoints=list(self.checkpoints),
+            played=dict(self.played),
+        )
+
+    def last_matches(self) -> list[Record]:
+        """The last matches to finish (those kept), in the order they finished."""
+        return _records(self.last)
+
+    def games_of(self, name: str) -> list[Record]:
+        """Bot ``name``'s last games (those kept), in the order they finished."""
+        return _records(self.games.get(name, ()))
+
+    def failed_of(self, name: str) -> list[tuple[Record, str]]:
+        """Bot ``name``'s last forfeits with a log (those kept): (match, its log from the folder)."""
+        entries = self.failed.get(name, ())
+        return list(zip(_records(e for e, _ in entries), (log for _, log in entries), strict=True))
 
     def _now(self) -> tuple[int, dict[str, float]]:
         assert self.tally is not None
@@ -116,7 +174,7 @@ class Digest:
         """Up to ``most`` non-empty stderr logs of bot ``name`` (folder paths): of its last forfeits first, then
         of its last games."""
         out = [log for _, log in reversed(self.failed.get(name, ()))][:most]
-        for rec in reversed(self.games.get(name, ())):
+        for rec in reversed(self.games_of(name)):
             if len(out) >= most:
                 break
             log = Output(self.root).log(rec.spec.match_id, name)
@@ -124,3 +182,12 @@ class Digest:
             if entry not in out and has_log(log):
                 out.append(entry)
         return out
+
+
+def _records(entries: Iterable[Entry]) -> list[Record]:
+    """``entries`` as records: a digest that keeps offsets is shown through :meth:`Digest.resolved`."""
+    given = list(entries)
+    out = [e for e in given if isinstance(e, Record)]
+    if len(out) != len(given):
+        raise ValueError("this digest keeps offsets: show it through Digest.resolved")
+    return out

@@ -4,8 +4,9 @@ A folder's schedule is never held as a list: a :class:`Ledger` deals any entry o
 and game (:func:`~referee.tournament.schedule.pair_specs`), with what ``results.jsonl`` changed since the
 schedule was made: the pairs dealt afresh (``redeal`` lines), the pairs added (``extend`` lines). Which matches
 are recorded is one array a pairing, indexed by pair and game, holding the byte offset of the result that counts
-(-1: none yet), so a million-match folder keeps eight bytes a match and reads its results back in any order
-(schedule order, pair order, the order they finished) one at a time.
+(-1: none yet), four bytes a match (a pairing's array widens to eight bytes once an offset passes 2 GiB), so a
+million-match folder keeps about 4 MB of them and reads its results back in any order (schedule order, pair order,
+the order they finished) one at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,26 @@ GAMES = ("a", "b")
 """The two games of a pair, in schedule order."""
 DEALT = 256
 """Pairs the ledger keeps dealt (:meth:`Ledger.pair`): a bounded cache, whatever the schedule's size."""
+NARROW = 2**31 - 1
+"""The largest offset a pairing's four-byte array holds; a larger one widens it to eight bytes."""
+
+
+def slots(n: int) -> array[int]:
+    """``n`` empty slots (-1) of four bytes each, for offsets (:func:`put` widens them when one needs eight)."""
+    return array("i", [-1]) * n
+
+
+def put(arrays: list[array[int]], k: int, i: int, value: int) -> None:
+    """``arrays[k][i] = value``, ``arrays[k]`` widened to eight bytes a slot first when ``value`` needs it, and
+    the arrays grown with empty slots when ``k`` or ``i`` is past their end (a pair or a pairing added)."""
+    while k >= len(arrays):
+        arrays.append(slots(0))
+    arr = arrays[k]
+    if i >= len(arr):
+        arr.extend(slots(i + 1 - len(arr)))
+    if value > NARROW and arr.typecode == "i":
+        arr = arrays[k] = array("q", arr)
+    arr[i] = value
 
 
 class Ledger:
@@ -53,7 +74,7 @@ class Ledger:
         self.plist = [p for _, block in self._blocks for p in block]
         self._place = [(start, len(block), k) for start, block in self._blocks for k in range(len(block))]
         while len(self._offsets) < len(self.plist):
-            self._offsets.append(array("q", [-1]) * (2 * config.pairs))
+            self._offsets.append(slots(2 * config.pairs))
         self._size = sum(1 for _ in self.pair_keys()) * 2
 
     # --- the schedule -----------------------------------------------------------------------------------------
@@ -206,7 +227,7 @@ class Ledger:
         slot = 2 * spec.pair + GAMES.index(spec.game)
         if self._offsets[spec.pairing][slot] < 0:
             self.recorded += 1
-        self._offsets[spec.pairing][slot] = offset
+        put(self._offsets, spec.pairing, slot, offset)
 
     def offset(self, spec: MatchSpec) -> int:
         """The byte offset of the result of ``spec`` that counts (-1: not recorded)."""

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from referee.text import plural
 from referee.tournament.records import Record
-from referee.tournament.report import report_meta, table, write_matches, write_standings
-from referee.tournament.standings import Tally, pair_rows
+from referee.tournament.report import report_meta, table, write_standings_texts
 from referee.tournament.store import Store
 
 REFRESH_S = 30
@@ -45,27 +44,23 @@ class LiveReport:
         self.store = store
         self.interim = interim
         self.say = say
-        self.tally = Tally(store.config)
         self.results = 0
         self.written = False
-        if interim.pairs:
-            for rec in store.records_in_order():
-                self.tally.add(rec)
         self.shown_pairs = self._pairs()
 
     def _pairs(self) -> int:
-        return sum(p.pairs for p in self.tally.prows)
+        return sum(p.pairs for p in self.store.collection().tally.prows)
 
     def add(self, rec: Record) -> None:
-        """One more match recorded: write or show the interim report when one is due."""
+        """One more match recorded (and collected by the store): write or show the interim report when one is
+        due."""
         self.results += 1
         if self.interim.pairs:
-            self.tally.add(rec)
             pairs = self._pairs()
             last = self.store.done == len(self.store.schedule)  # the final table follows at once
             if pairs // self.interim.pairs > self.shown_pairs // self.interim.pairs and not last:
                 self.shown_pairs = pairs
-                st = self.tally.standings(self.store.options.sprt)
+                st = self.store.collection().tally.standings(self.store.options.sprt)
                 board = table(st, self.store.config.sandbox).split("\n\n")[0]  # the leaderboard and head-to-head
                 self.say(f"interim standings after {plural(pairs, 'pair')}:\n{board}")
         if self.interim.results and self.results % self.interim.results == 0:
@@ -73,20 +68,20 @@ class LiveReport:
 
     def write(self, running: bool = True) -> None:
         """Rewrite ``standings.json`` (``"running": true``) and the other report files, and with ``html`` the
-        home page, from what is recorded so far; ``running`` False: the run was interrupted (the page says so and
-        stops refreshing)."""
+        home page, from what is recorded so far (what the store collected: nothing is read again); ``running``
+        False: the run was interrupted (the page says so and stops refreshing)."""
         store = self.store
-        tally = Tally(store.config)
-        write_matches(store.root, tally.feed(store.records_in_order()))
-        st = tally.standings(store.options.sprt)
+        c = store.collection()
+        c.rows.write(store.root)
+        st = c.tally.standings(store.options.sprt)
         meta = report_meta(store.config, store.options.shard, len(store.schedule), False, st)
-        write_standings(store.root, st, {**meta, "running": running}, pair_rows(store.config, store.pairs_in_order()))
+        write_standings_texts(store.root, st, {**meta, "running": running}, c.pairs_done().texts())
         if self.interim.html:
-            from referee.tournament.digest import Digest
             from referee.tournament.pages import running_facts, write_home
 
             facts = running_facts(st, store.done, len(store.schedule), running)
-            digest = Digest.of(store.config, store.root, store.iter_records())
+            with store.reader() as read:
+                digest = c.digest.resolved(read)
             write_home(store.root, st, digest, facts, REFRESH_S if running else 0)
         self.written = True
 

@@ -7,14 +7,16 @@ picture (inline SVG) of how the ratings settled as the results came in, and the 
 match is in ``matches.csv``, linked). It is written from the standings and a
 :class:`~referee.tournament.digest.Digest`, both bounded however many matches were played. Match pages are
 :mod:`referee.tournament.match_page`'s, written as the matches are recorded; :class:`Site` writes those a
-folder lacks and leaves the others alone, in one pass over the results that also gathers the digest (the end of a
-run feeds it from its report's own pass; :func:`write_site` reads a folder afresh). Pages follow
+folder lacks (a look at each match's page, its record read only when the page is missing) and leaves the others
+alone, and takes the digest from what the store gathered as the results passed
+(:class:`~referee.tournament.collected.Collected`). Pages follow
 :mod:`referee.replay.html`: self-contained, escaped, nothing loaded from the network.
 """
 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import quote
@@ -22,6 +24,7 @@ from urllib.parse import quote
 from referee.replay.html import ViewerError, asset, fill
 from referee.text import plural
 from referee.tournament.bot_pages import bot_page, write_bot_pages
+from referee.tournament.collected import Collected
 from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard_cells, stats_cells
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
@@ -31,7 +34,7 @@ from referee.tournament.match_page import match_page, write_match_page
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
 from referee.tournament.schedule import Neighbours
-from referee.tournament.standings import SprtStop, Standings, tally_of
+from referee.tournament.standings import Standings
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -170,7 +173,8 @@ def _matches(root: Path, st: Standings, digest: Digest) -> str:
     that has games (the crosstable's links lead there)."""
     keys = [f"{p.first}-vs-{p.second}" for p in st.pairings]
     by_pairing: dict[int, list[Record]] = {k: [] for k, p in enumerate(st.pairings) if p.games}
-    for rec in sorted(digest.last, key=lambda r: r.spec.index):
+    last = digest.last_matches()
+    for rec in sorted(last, key=lambda r: r.spec.index):
         by_pairing.setdefault(rec.spec.pairing, []).append(rec)
     rows = []
     for k, recs in sorted(by_pairing.items()):
@@ -185,7 +189,7 @@ def _matches(root: Path, st: Standings, digest: Digest) -> str:
                 f'<tr data-match="{_e(mid)}"><td>{link}</td><td>{_e(rec.spec.seats[0])}</td>'
                 f"<td>{_e(rec.spec.seats[1])}</td><td>{_e(describe(rec))}</td></tr>"
             )
-    shown = len(digest.last)
+    shown = len(last)
     which = "every match" if shown == digest.count else f"the last {shown} of {digest.count} matches to finish"
     note = (f'<p id="all-matches">Below: {_e(which)}. Every match is in '
             f'<a href="{MATCHES_CSV}">{MATCHES_CSV}</a>.</p>')  # fmt: skip
@@ -300,48 +304,51 @@ def is_tournament(folder: Path) -> bool:
 
 
 class Site:
-    """The pages of the tournament folder of ``store``, gathered in one pass over its records in the order they
-    finished (:meth:`add`): the page of each match that has none, the :class:`Digest` and when the SPRT stopped;
-    then :meth:`write` writes the home page and the bot pages from the standings."""
+    """The pages of the tournament folder of ``store``, from what ``collected`` gathered over its records (the
+    :class:`Digest`, when the SPRT stopped): :meth:`write` writes the page of each match that has none, then the
+    home page and the bot pages from the standings."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, collected: Collected) -> None:
         self.store = store
         self.root = store.root
-        self.digest = Digest(store.config, store.root)
-        sprt = store.options.sprt
-        self.stop = SprtStop(store.config, sprt) if sprt is not None else None
-        self._neighbours: Neighbours | None = None  # dealt when a match page is missing
-        self._error: str | None = None  # a match page that could not be written: no more are tried
-
-    def add(self, rec: Record) -> None:
-        """One more finished match (in the order they finished)."""
-        if self._error is None and not (self.root / match_page(rec.spec.match_id)).exists():
-            if self._neighbours is None:
-                self._neighbours = Neighbours.of(self.store.schedule.values())
-            try:
-                write_match_page(self.root, rec, *self._neighbours.links(rec.spec))
-            except ViewerError as exc:
-                self._error = str(exc)
-        self.digest.add(rec)
-        if self.stop is not None:
-            self.stop.add(rec)
+        self.collected = collected
+        self.digest = collected.digest
 
     @property
     def stop_point(self) -> int | None:
         """After how many pairs the SPRT stopped (None: no SPRT, or it did not decide)."""
-        return None if self.stop is None else self.stop.point
+        stop = self.collected.stop
+        return None if stop is None else stop.point
+
+    def write_missing(self) -> None:
+        """The page of each recorded match that has none (a look at each match's page, its record read only
+        when the page is missing). :class:`ViewerError` when one cannot be written."""
+        ledger = self.store.schedule
+        neighbours: Neighbours | None = None  # dealt when a match page is missing
+        with self.store.reader() as read:
+            for _, pairing, pair in ledger.pair_keys():
+                for game in range(2):
+                    offset = ledger.slot_offset(pairing, pair, game)
+                    page = os.path.join(self.root, match_page(ledger.match_id(pairing, pair, game)))
+                    if offset < 0 or os.path.exists(page):
+                        continue
+                    if neighbours is None:
+                        neighbours = Neighbours.of(ledger.values())
+                    rec = read(offset)
+                    write_match_page(self.root, rec, *neighbours.links(rec.spec))
 
     def write(self, st: Standings) -> Path:
-        """The home page and the bot pages from ``st`` (the standings of the records added); returns the home
-        page. :class:`ViewerError` when a page could not be written."""
-        if self._error is not None:
-            raise ViewerError(self._error)
+        """The missing match pages, the home page and the bot pages from ``st`` (the standings of the records
+        collected); returns the home page. :class:`ViewerError` when a page could not be written."""
+        self.write_missing()
         stop = self.stop_point
         store = self.store
         complete = stop is not None or not any(True for _ in store.schedule.pending())
         facts = facts_text(st, len(store.schedule), complete, store.options.shard, stop)
+        with store.reader() as read:
+            digest = self.digest.resolved(read)
         try:
-            return write_home(self.root, st, self.digest, facts)
+            return write_home(self.root, st, digest, facts)
         except OSError as exc:
             raise ViewerError(f"{self.root / HOME}: cannot write: {exc}") from None
 
@@ -351,10 +358,8 @@ def write_site(root: Path) -> Path:
     the bot pages; returns the home page. :class:`ViewerError` for a folder that cannot be read or written.
     (The end of a run writes them from its report's own pass: :func:`referee.tournament.session.summarize`.)"""
     try:
-        store = Store.open_readonly(root)
+        store = Store.open_readonly(root, collect=True)
     except TournamentError as exc:
         raise ViewerError(str(exc)) from None
-    site = Site(store)
-    for rec in store.iter_records():
-        site.add(rec)
-    return site.write(tally_of(store.config, store.records_in_order()).standings(store.options.sprt))
+    collected = store.collection()
+    return Site(store, collected).write(collected.tally.standings(store.options.sprt))

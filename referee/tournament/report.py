@@ -13,7 +13,6 @@ import json
 import json.encoder
 import math
 import tempfile
-from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from referee.tournament.columns import LEADERBOARD_HEAD, STATS_HEAD, leaderboard
 from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import FORMAT, atomic_text, write_atomic
+from referee.tournament.ledger import GAMES, Ledger, put, slots
 from referee.tournament.ratings import MIN_GAMES, PRIOR_DRAWS
 from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS, Column, PairRow, Record
 from referee.tournament.standings import Standings
@@ -169,7 +169,47 @@ def pair_texts(p: PairRow) -> tuple[str, str]:
     buf = io.StringIO()
     row = p.csv_row()
     csv.writer(buf, lineterminator="\n").writerow([row[k] for k in PAIR_FIELDS])
-    return buf.getvalue(), "  " + indented(p.to_json(), 2)
+    return buf.getvalue(), pair_entry(p.to_json())
+
+
+_GAME = (
+    '\n    {}: {{\n     "match_id": {},\n     "seats": [\n      {},\n      {}\n     ],\n     "winner": {},'
+    '\n     "scores": [\n      {},\n      {}\n     ],\n     "reason": {},\n     "order": {}\n    }}'
+)
+_GAME_KEYS = ("match_id", "seats", "winner", "scores", "reason", "order")
+
+
+def pair_entry(entry: dict[str, Any]) -> str:
+    """``"  " + indented(entry, 2)`` for a pair list entry (:meth:`PairRow.to_json`), its fixed layout written
+    out directly; any other shape through :func:`indented`."""
+    games = entry.get("games")
+    scalars = [(k, v) for k, v in entry.items() if k != "games"]
+    if (
+        type(games) is not dict
+        or not games
+        or list(entry)[-1] != "games"
+        or any(type(v) in (dict, list, tuple) for _, v in scalars)
+        or not all(
+            type(g) is dict
+            and tuple(g) == _GAME_KEYS
+            and type(g["seats"]) is list
+            and len(g["seats"]) == 2
+            and type(g["scores"]) is list
+            and len(g["scores"]) == 2
+            and all(type(g[k]) not in (dict, list, tuple) for k in ("match_id", "winner", "reason", "order"))
+            and all(type(x) not in (dict, list, tuple) for x in (*g["seats"], *g["scores"]))
+            for g in games.values()
+        )
+    ):
+        return "  " + indented(entry, 2)
+    head = "".join(f"\n   {_string(k)}: {indented(v)}," for k, v in scalars)
+    parts = [
+        _GAME.format(_string(name), indented(g["match_id"]), indented(g["seats"][0]), indented(g["seats"][1]),
+                     indented(g["winner"]), indented(g["scores"][0]), indented(g["scores"][1]),
+                     indented(g["reason"]), indented(g["order"]))
+        for name, g in games.items()
+    ]
+    return "  {" + head + '\n   "games": {' + ",".join(parts) + "\n   }\n  }"
 
 
 def indented(value: Any, depth: int = 0) -> str:
@@ -229,32 +269,81 @@ def write_standings_texts(root: Path, st: Standings, meta: dict[str, Any], pairs
 
 
 class PairList:
-    """The pair list's texts (:func:`pair_texts`) kept in a temporary file while the records pass in schedule
-    order, then given back by pairing and pair (:meth:`texts`): eight bytes a pair in memory.
-    ``pairs_of[k]``: how many pairs pairing ``k`` has."""
+    """The pair list's texts (:func:`pair_texts`) kept in a temporary file while the records pass in any order,
+    then given back by pairing and pair (:meth:`texts`): four bytes a pair in memory. ``pairs_of[k]``: how many
+    pairs pairing ``k`` has (more may come: pairs and pairings added later are taken too). A pair given again
+    (its row once its twin came) replaces its row."""
 
     def __init__(self, pairs_of: list[int]) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by texts()
-        self._at = [array("q", [-1]) * n for n in pairs_of]
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._at = [slots(n) for n in pairs_of]
         self._size = 0
 
     def add(self, p: PairRow, pairing: int) -> None:
         """The row of pair ``p`` (of pairing number ``pairing``)."""
         line, entry = (text.encode("utf-8") for text in pair_texts(p))
+        self._file.seek(self._size)
         self._file.write(len(line).to_bytes(4, "little") + len(entry).to_bytes(4, "little") + line + entry)
-        self._at[pairing][p.pair] = self._size
+        put(self._at, pairing, p.pair, self._size)
         self._size += 8 + len(line) + len(entry)
 
     def texts(self) -> Iterator[tuple[str, str]]:
-        """The texts, by pairing then pair (each once), the file closed at the end."""
-        with self._file as f:
-            for arr in self._at:
-                for offset in arr:
+        """The texts, by pairing then pair (each once); the list stays open (:meth:`close`)."""
+        f = self._file
+        for arr in self._at:
+            for offset in arr:
+                if offset >= 0:
+                    f.seek(offset)
+                    head = f.read(8)
+                    line = f.read(int.from_bytes(head[:4], "little")).decode("utf-8")
+                    yield line, f.read(int.from_bytes(head[4:], "little")).decode("utf-8")
+
+    def close(self) -> None:
+        """Remove the temporary file."""
+        self._file.close()
+
+
+class MatchRows:
+    """The rows of ``matches.csv`` kept in a temporary file while the records of ``ledger``'s schedule pass in
+    any order (the order they finished), then written in schedule order (:meth:`write`): four bytes a match in
+    memory."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._at = [slots(2 * ledger.pairs_of(k)) for k in range(len(ledger.plist))]
+        self._size = 0
+        self._row = io.StringIO()
+        self._csv = csv.writer(self._row, lineterminator="\n")
+
+    def add(self, rec: Record) -> None:
+        """The row of ``rec``."""
+        self._row.seek(0)
+        self._row.truncate()
+        row = rec.csv_row()
+        self._csv.writerow([row.get(k, "") for k in MATCH_FIELDS])
+        data = self._row.getvalue().encode("utf-8")
+        self._file.seek(self._size)
+        self._file.write(len(data).to_bytes(4, "little") + data)
+        put(self._at, rec.spec.pairing, 2 * rec.spec.pair + GAMES.index(rec.spec.game), self._size)
+        self._size += 4 + len(data)
+
+    def write(self, root: Path) -> None:
+        """Write ``matches.csv`` into ``root``, the rows in the ledger's schedule order, one at a time."""
+        f = self._file
+        with atomic_text(root / "matches.csv") as out:
+            csv.DictWriter(out, MATCH_FIELDS, lineterminator="\n").writeheader()
+            for _, pairing, pair in self._ledger.pair_keys():
+                arr = self._at[pairing] if pairing < len(self._at) else slots(0)
+                for slot in (2 * pair, 2 * pair + 1):
+                    offset = arr[slot] if slot < len(arr) else -1
                     if offset >= 0:
                         f.seek(offset)
-                        head = f.read(8)
-                        line = f.read(int.from_bytes(head[:4], "little")).decode("utf-8")
-                        yield line, f.read(int.from_bytes(head[4:], "little")).decode("utf-8")
+                        out.write(f.read(int.from_bytes(f.read(4), "little")).decode("utf-8"))
+
+    def close(self) -> None:
+        """Remove the temporary file."""
+        self._file.close()
 
 
 def write_matches(root: Path, records: Iterable[Record]) -> None:

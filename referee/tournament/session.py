@@ -5,7 +5,7 @@ gates.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -19,11 +19,11 @@ from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
 from referee.tournament.live import Interim, LiveReport
 from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
-from referee.tournament.report import PairList, report_meta, table, write_matches, write_standings_texts
+from referee.tournament.report import report_meta, table, write_standings_texts
 from referee.tournament.runner import Emit
 from referee.tournament.schedule import MatchSpec, Neighbours, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
-from referee.tournament.standings import PairRow, SprtStop, Standings, Tally, tally_of
+from referee.tournament.standings import Standings, Tally, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
 
@@ -196,6 +196,9 @@ def budget(store: Store) -> int:
 
 
 def _standings(store: Store) -> Standings:
+    c = store.collected
+    if c is not None and not c.stale:
+        return c.tally.standings(store.options.sprt)
     return tally_of(store.config, store.records_in_order()).standings(store.options.sprt)
 
 
@@ -224,32 +227,19 @@ def _run(
 def summarize(
     store: Store, *, decided: bool = False, warnings: list[str] | None = None, pages: bool = False
 ) -> Outcome:
-    """Standings of the recorded matches (read back from the folder), the report files, the CI gates, and with
-    ``pages`` the folder's pages (:class:`~referee.tournament.pages.Site`; a failure is
-    :attr:`Outcome.pages_error`).
+    """Standings of the recorded matches, the report files, the CI gates, and with ``pages`` the folder's pages
+    (:class:`~referee.tournament.pages.Site`; a failure is :attr:`Outcome.pages_error`).
 
-    The records are read in schedule order once (the totals and ``matches.csv``), by pair once (the pair list)
-    and, for the SPRT's stop point and the pages, in the order they finished once."""
+    The report is written from what the store gathered as its results were read and appended
+    (:attr:`Store.collected <referee.tournament.store.Store.collected>`): the records are not read again, unless
+    the store kept nothing or a pair was dealt afresh after one of its games was counted; then they are read once,
+    in the order they finished."""
     complete = decided or not any(True for _ in store.schedule.pending())
     sprt = store.options.sprt
-    site = None
-    if pages:
-        from referee.tournament.pages import Site
-
-        site = Site(store)
-    stop_of = SprtStop(store.config, sprt) if sprt and site is None else None
-    if site is not None or stop_of is not None:
-        for rec in store.iter_records():
-            if site is not None:
-                site.add(rec)
-            elif stop_of is not None:
-                stop_of.add(rec)
-    stop = site.stop_point if site is not None else stop_of.point if stop_of is not None else None
-    tally = Tally(store.config)
-    pair_list = PairList([store.schedule.pairs_of(k) for k in range(len(store.schedule.plist))])
-    # one pass in schedule order: matches.csv, the totals and the pair list (a pair's games come one after the other)
-    write_matches(store.root, _into_pairs(tally.feed(store.records_in_order()), tally, pair_list))
-    st = tally.standings(sprt)
+    c = store.collection()
+    c.rows.write(store.root)
+    stop = c.stop.point if c.stop is not None else None
+    st = c.tally.standings(sprt)
     meta = report_meta(store.config, store.options.shard, len(store.schedule), complete, st, stop)
     text = table(st, store.config.sandbox, store.config.ponder)
     if store.config.retired:
@@ -258,37 +248,18 @@ def summarize(
     if store.options.until_separated:
         meta["until_separated"] = summary(st, store.config, store.extended, budget(store))
         text += "\n" + summary_line(meta["until_separated"])
-    write_standings_texts(store.root, st, meta, pair_list.texts())
+    write_standings_texts(store.root, st, meta, c.pairs_done().texts())
     failures = judge(store.config, store.options, st)
     outcome = Outcome(st, text, complete, failures, list(warnings or []))
-    if site is not None:
+    if pages:
         from referee.replay.html import ViewerError
+        from referee.tournament.pages import Site
 
         try:
-            outcome.home = site.write(st)
+            outcome.home = Site(store, c).write(st)
         except ViewerError as exc:
             outcome.pages_error = str(exc)
     return outcome
-
-
-def _into_pairs(records: Iterable[Record], tally: Tally, pair_list: PairList) -> Iterator[Record]:
-    """``records`` (in schedule order), each pair's row added to ``pair_list`` once its games have passed."""
-    games: dict[str, Record] = {}
-
-    def flush() -> None:
-        spec = next(iter(games.values())).spec
-        p = tally.plist[spec.pairing]
-        pair_list.add(PairRow(p.key, spec.pair, p.first, p.second, dict(games)), spec.pairing)
-        games.clear()
-
-    for rec in records:
-        last = next(iter(games.values())).spec if games else None
-        if last is not None and (last.pairing, last.pair) != (rec.spec.pairing, rec.spec.pair):
-            flush()
-        games[rec.spec.game] = rec
-        yield rec
-    if games:
-        flush()
 
 
 def default_jobs() -> int:

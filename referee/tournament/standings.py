@@ -96,15 +96,15 @@ class Tally:
         self.open: dict[tuple[int, int], Record] = {}  # the first game of each pair still open
         self.matches = 0
 
-    def add(self, rec: Record) -> None:
+    def add(self, rec: Record) -> Record | None:
         """Count one finished match: a pair's first game waits for its twin, and both count together (only
-        complete pairs make the standings)."""
+        complete pairs make the standings). Returns the twin when ``rec`` completes its pair."""
         self.matches += 1
         key = (rec.spec.pairing, rec.spec.pair)
         first = self.open.pop(key, None)
         if first is None:
             self.open[key] = rec
-            return
+            return None
         for game in (first, rec):
             self._count(game)
         pr = self.prows[rec.spec.pairing]
@@ -117,6 +117,7 @@ class Tally:
             d = two.margin_of(pr.first) - one.margin_of(pr.first)
             self.rows[pr.first].order_diffs.add(d)
             self.rows[pr.second].order_diffs.add(-d)
+        return first
 
     def feed(self, records: Iterable[Record]) -> Iterator[Record]:
         """``records``, each counted (:meth:`add`) as it passes: to write them out and count them in one pass."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from referee.signing import Chain, SigningError
+from referee.tournament.collected import Collected
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.folder import (
     DESCRIPTION,
@@ -60,6 +61,24 @@ class Store:
         self._log: IO[bytes] | None = None
         self._lock: int | None = None
         self.warnings: list[str] = []
+        self.collected: Collected | None = None
+        """The report's running state, fed every counting record read or appended (None: not kept)."""
+
+    def _collect(self) -> None:
+        self.collected = Collected(self.config, self.schedule, self.root, self.options.sprt)
+
+    def collection(self) -> Collected:
+        """The report's running state of every counting record: :attr:`collected`, or when the store kept none or
+        it went stale (a counted pair dealt afresh), gathered afresh from the results, read once in the order they
+        finished (and kept)."""
+        if self.collected is None or self.collected.stale:
+            if self.collected is not None:
+                self.collected.close()
+            self._collect()
+            assert self.collected is not None
+            for rec, offset in self._counting():
+                self.collected.add(rec, offset)
+        return self.collected
 
     @property
     def replays(self) -> Path:
@@ -98,6 +117,10 @@ class Store:
         """The recorded matches, read back from ``results.jsonl`` in file order (the order they finished): the
         result that counts of each match as dealt now (results of a deal dealt afresh since, and repeated results,
         are skipped). The file was checked when the store was opened; lines appended since are this run's."""
+        return (rec for rec, _ in self._counting())
+
+    def _counting(self) -> Iterator[tuple[Record, int]]:
+        """:meth:`iter_records`, each record with the byte offset of its line."""
         try:
             f = open(self.root / RESULTS, "rb")  # noqa: SIM115 - closed below, also when the consumer stops early
         except FileNotFoundError:
@@ -114,7 +137,7 @@ class Store:
                 mid = obj.get("match_id")
                 spec = self.schedule.get(mid) if isinstance(mid, str) else None
                 if spec is not None and self.schedule.offset(spec) == here:
-                    yield Record.from_json(obj, _Known(spec))
+                    yield Record.from_json(obj, _Known(spec)), here
 
     def records_in_order(self, pairing: int | None = None) -> Iterator[Record]:
         """The recorded matches in schedule order (only those of ``pairing`` if given), read back one at a time
@@ -165,6 +188,7 @@ class Store:
         except OSError as exc:
             raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         store._lock = lock_folder(root)
+        store._collect()
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
@@ -177,10 +201,11 @@ class Store:
 
     @staticmethod
     def open(root: Path, jobs: int = 1, key: bytes | None = None) -> Store:
-        """An existing tournament folder, to play on: finished matches read back, a torn last line cut off,
-        interrupted deal pairs dealt afresh."""
+        """An existing tournament folder, to play on: finished matches read back (and collected for the report),
+        a torn last line cut off, interrupted deal pairs dealt afresh."""
         store = Store._describe(root, jobs, key)
         store._lock = lock_folder(root)
+        store._collect()
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
@@ -195,9 +220,12 @@ class Store:
         return store
 
     @staticmethod
-    def open_readonly(root: Path, key: bytes | None = None) -> Store:
-        """An existing tournament folder, to read only (nothing is written)."""
+    def open_readonly(root: Path, key: bytes | None = None, *, collect: bool = False) -> Store:
+        """An existing tournament folder, to read only (nothing is written); ``collect``: gather the report's
+        running state while its results are read (:attr:`collected`), for a report or pages to follow."""
         store = Store._describe(root, 1, key)
+        if collect:
+            store._collect()
         store.warnings = store.load_results(repair=False)
         return store
 
@@ -261,6 +289,8 @@ class Store:
         if self.schedule.offset(rec.spec) >= 0:
             return [f"{where}: match {rec.spec.match_id} is recorded twice; the first result counts"]
         self.schedule.mark(rec.spec, offset)
+        if self.collected is not None:
+            self.collected.add(rec, offset)
         return []
 
     def _apply_redeal(self, redeal: Redeal) -> None:
@@ -269,6 +299,9 @@ class Store:
             raise ValueError(f"pair {redeal.pair} of pairing {redeal.pairing} is not in this folder's schedule")
         if redeal.deal <= self.redeals.get((redeal.pairing, redeal.pair), 0):
             raise ValueError(f"deal {redeal.deal} of pair {redeal.pair} is not a new deal")
+        counted = any(self.schedule.slot_offset(redeal.pairing, redeal.pair, g) >= 0 for g in range(len(GAMES)))
+        if counted and self.collected is not None:
+            self.collected.stale = True
         self.schedule.redeal(redeal.pairing, redeal.pair, redeal.deal)
 
     def _has_pair(self, pairing: int, pair: int) -> bool:
@@ -319,6 +352,8 @@ class Store:
         except OSError as exc:
             raise TournamentError(f"{self.root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         self.config, self.options = config, options
+        if self.collected is not None:
+            self.collected.restage(config)
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""
@@ -368,6 +403,8 @@ class Store:
         in memory)."""
         offset = self._write_line(rec.to_json())
         self.schedule.mark(self.schedule[rec.spec.match_id], offset)
+        if self.collected is not None:
+            self.collected.add(rec, offset)
         return rec
 
     def close(self) -> None:
@@ -379,6 +416,9 @@ class Store:
         if self._lock is not None:
             unlock_folder(self._lock)
             self._lock = None
+        if self.collected is not None:
+            self.collected.close()
+            self.collected = None
 
 
 class _Known:

@@ -20,7 +20,7 @@ from referee.tournament.document import read_head, write_document
 from referee.tournament.ledger import Ledger
 from referee.tournament.pages import HOME, write_site
 from referee.tournament.records import MATCH_FIELDS, PAIR_FIELDS
-from referee.tournament.report import indented, to_json
+from referee.tournament.report import indented, pair_entry, to_json
 from referee.tournament.schedule import build_schedule, shard_of
 from referee.tournament.session import summarize
 from referee.tournament.standings import compute
@@ -39,6 +39,20 @@ def test_the_ledger_deals_the_schedule_build_schedule_lists(shard: tuple[int, in
     assert ledger.next_index() == max(m.index for m in want) + 1
     others = {m.match_id for m in build_schedule(config)} - {m.match_id for m in want}
     assert all(ledger.get(mid) is None for mid in [*others, "01-bot0-vs-bot1-007a", "nonsense", "99-x-001a"])
+
+
+def test_the_ledger_keeps_offsets_past_four_bytes() -> None:
+    config = make_config(3, pairs=4)
+    ledger = Ledger(config, (1, 1))
+    specs = list(ledger.values())
+    far = [2**31 - 1, 2**31, 2**33 + 5]
+    for spec, offset in zip(specs, [7, *far], strict=False):
+        ledger.mark(spec, offset)
+    assert [ledger.offset(s) for s in specs[:4]] == [7, *far]
+    assert ledger.recorded == 4 and all(ledger.offset(s) == -1 for s in specs[4:])
+    assert sorted(ledger.recorded_offsets()) == [7, *far]
+    ledger.redeal(specs[2].pairing, specs[2].pair, 1)
+    assert ledger.recorded == 2 and ledger.offset(ledger[specs[3].match_id]) == -1
 
 
 @pytest.mark.parametrize("key", [None, KEY])
@@ -133,3 +147,61 @@ def test_indented_is_the_text_of_json_dumps_with_an_indent() -> None:
         v, depth = value(0), rng.randrange(4)
         lines = json.dumps(v, indent=1).split("\n")
         assert indented(v, depth) == "\n".join([lines[0], *(" " * depth + line for line in lines[1:])])
+
+
+def test_a_pair_entry_is_the_text_of_json_dumps_with_an_indent() -> None:
+    rng = random.Random(2)
+    names = ["bot0", 'q"uote', "\u00e9t\u00e9", "\u2603", ""]
+    scalars: list[object] = [None, True, 0, 7, 1.0, 0.5, float("inf"), "rounds", "x\ny"]
+
+    def game() -> dict[str, object]:
+        return {"match_id": rng.choice(names), "seats": [rng.choice(names), rng.choice(names)],
+                "winner": rng.choice([None, 1, 2]), "scores": [rng.randrange(50), rng.choice([0, 31, -1])],
+                "reason": rng.choice(["rounds", "forfeit"]), "order": rng.choice([None, 1, 2])}  # fmt: skip
+
+    for k in range(2000):
+        entry: dict[str, object] = {key: rng.choice(scalars) for key in ("pairing", "pair", "first", "complete")}
+        entry["games"] = {g: game() for g in rng.sample("ab", rng.randrange(1, 3))}
+        if k % 5 == 0:  # shapes off the fixed layout: through indented
+            games = entry["games"]
+            assert isinstance(games, dict)
+            twist = rng.randrange(5)
+            if twist == 0:
+                entry["games"] = {}
+            elif twist == 1:
+                next(iter(games.values()))["seats"] = ["one"]
+            elif twist == 2:
+                next(iter(games.values()))["extra"] = 1
+            elif twist == 3:
+                entry["pair"] = [1, {"a": 2}]
+            else:
+                entry["last"] = "after games"
+        lines = json.dumps(entry, indent=1).split("\n")
+        assert pair_entry(entry) == "\n".join(["  " + lines[0], *("  " + line for line in lines[1:])])
+
+
+def test_a_light_record_keeps_every_field_but_round_ends_and_histograms() -> None:
+    import dataclasses
+
+    from referee.records import Failure, Forfeit, MatchResult, SeatStats, Termination
+    from referee.tournament.digest import light
+    from referee.tournament.records import Played
+
+    spec = build_schedule(make_config(2, pairs=1))[1]
+    stats = tuple(SeatStats(4 + i, 12.5, 9.0, 100.0 - i, {3: 2, 5: 2}, 1000 + i) for i in range(2))
+    forfeit = Forfeit(1, Failure.TIMEOUT, "slow")
+    result = MatchResult(spec.match_id, 1, (3, 9), 2, Termination.FORFEIT, forfeit, spec.seats, spec.seed, 8,
+                         ({"event": "round_end", "round": 1},), stats)  # fmt: skip
+    rec = Record(spec, result, Played("w1", 3, 1.5, 2.5), 2)
+    want = dataclasses.replace(rec, result=dataclasses.replace(
+        result, round_ends=(), seat_stats=tuple(dataclasses.replace(s, histogram={}) for s in stats)))
+    got = light(rec)
+    assert got == want and got.to_json() == want.to_json() and got.result.round_ends == ()
+    assert [s.histogram for s in got.result.seat_stats] == [{}, {}]
+    # light builds these field by field: a new field would be dropped there, so this list is checked
+    assert [f.name for f in dataclasses.fields(MatchResult)] == [
+        "match_id", "winner", "scores", "rounds", "reason", "forfeit", "names", "seed", "decisions", "round_ends",
+        "seat_stats"]  # fmt: skip
+    assert [f.name for f in dataclasses.fields(SeatStats)] == [
+        "decisions", "total_ms", "max_ms", "bank_left_ms", "histogram", "peak_memory"]  # fmt: skip
+    assert [f.name for f in dataclasses.fields(Record)] == ["spec", "result", "played", "order"]
