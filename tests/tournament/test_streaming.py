@@ -129,6 +129,58 @@ def test_the_pages_of_the_report_pass_are_those_of_a_folder_read_afresh(tmp_path
     assert {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.html")} == pages
 
 
+REPORT = ("standings.json", "standings.csv", "pairs.csv", "matches.csv", "index.html")
+
+
+def _report(root: Path) -> dict[str, bytes]:
+    """The report files and pages of ``root`` (removed, so that the next report writes them afresh)."""
+    found = {name: (root / name).read_bytes() for name in REPORT}
+    found |= {f"bots/{p.name}": p.read_bytes() for p in sorted((root / "bots").glob("*.html"))}
+    for name in found:
+        (root / name).unlink()
+    return found
+
+
+def test_the_report_of_a_running_store_is_that_of_its_folder_read_afresh(tmp_path: Path) -> None:
+    config = make_config(4, pairs=5)
+    store = Store.create(tmp_path, config, RunOptions(), KEY)
+    rng = random.Random(11)
+    specs = list(store.schedule.values())
+    rng.shuffle(specs)  # finished far from schedule order
+    for spec in specs[:-4]:
+        store.append(finished(spec, rng.choice([1, 2, None])))
+    added = store.extend([0, 2])  # pairs added to the schedule, as --until-separated does
+    for spec in added[:3]:
+        store.append(finished(spec, 2))
+    assert store.collected is not None and not store.collected.stale
+    assert summarize(store, pages=True).pages_error is None  # from what the store gathered as results came
+    running = _report(tmp_path)
+    assert all(m.match_id.encode() in running["matches.csv"] for m in added[:3])
+    store.close()
+    for opened in (lambda: Store.open(tmp_path, 1, KEY), lambda: Store.open_readonly(tmp_path, KEY),
+                   lambda: Store.open_readonly(tmp_path, KEY, collect=True)):  # fmt: skip
+        again = opened()
+        summarize(again, pages=True)
+        again.close()
+        assert _report(tmp_path) == running
+
+    # a pair cut by a stop (one game recorded, the other started) is dealt afresh on resume: the counted game no
+    # longer counts, the store's collection goes stale and the report reads the results again
+    open_pair = next(m for m in store.pending() if store.schedule.twin_recorded(m))
+    store.replay_path(open_pair).write_text("{}\n")
+    resumed = Store.open(tmp_path, 1, KEY)
+    assert resumed.collected is not None and resumed.collected.stale and resumed.done == len(specs) - 4 + 3 - 1
+    outcome = summarize(resumed, pages=True)
+    resumed.close()
+    assert outcome.standings.matches == len(specs) - 4 + 3 - 1
+    redealt = _report(tmp_path)
+    assert redealt != running
+    for collect in (False, True):
+        again = Store.open_readonly(tmp_path, KEY, collect=collect)
+        summarize(again, pages=True)
+        assert _report(tmp_path) == redealt
+
+
 def test_indented_is_the_text_of_json_dumps_with_an_indent() -> None:
     rng = random.Random(1)
     scalars = [None, True, False, 0, -3, 1.5, 2.0, 1e300, 'a"\n\u00e9\u2603', "", float("nan")]
