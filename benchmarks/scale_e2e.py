@@ -178,8 +178,8 @@ def main() -> None:
             if args.work is not None and made_file.exists() and root.is_dir():
                 made = dict(json.loads(made_file.read_text()))
             else:
-                for old in root.parent.glob(root.name + "*"):
-                    shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+                for suffix in ("", "-1", "-2", "-merged", "-ladder"):  # this folder's, not a larger size's
+                    shutil.rmtree(root.with_name(root.name + suffix), ignore_errors=True)
                 made = measured(["--step", f"make-{kind}", "--folder", str(root), "--size", str(size)])
                 made_file.write_text(json.dumps(made))
             n = int(made["results"])

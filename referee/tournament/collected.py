@@ -32,8 +32,9 @@ class Collected:
         self.config = config
         self.ledger = ledger
         self.tally = Tally(config)
-        self.rows = MatchRows(ledger)
-        self.pair_list = PairList([ledger.pairs_of(k) for k in range(len(ledger.plist))])
+        # the rows wait beside the results (the system's temporary folder may be memory)
+        self.rows = MatchRows(ledger, root)
+        self.pair_list = PairList([ledger.pairs_of(k) for k in range(len(ledger.plist))], root)
         self.digest = Digest(config, root, tally=self.tally)
         self.stop = SprtStop(config, sprt) if sprt is not None else None
         self.stale = False

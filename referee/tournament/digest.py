@@ -3,13 +3,15 @@ bounded however many there are.
 
 A :class:`Digest` takes the records one by one (in the order they finished) and keeps: the last
 :data:`LAST_MATCHES` matches, each bot's last :data:`BOT_GAMES` games, each bot's last :data:`FAILED_LOGS`
-forfeits whose stderr log is not empty, and the ratings at up to ``2 * points`` checkpoints of the results
-(every ``stride`` results, the stride doubling whenever the checkpoints fill up, so they stay evenly spread).
+forfeits whose stderr log is not empty, and the totals at up to ``2 * points`` checkpoints of the results
+(every ``stride`` results, the stride doubling whenever the checkpoints fill up, so they stay evenly spread),
+from which :attr:`Digest.history` fits the ratings when the pages are written.
 The full list of matches is ``matches.csv``.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -74,7 +76,7 @@ class Digest:
     games: dict[str, deque[Entry]] = field(default_factory=dict)
     played: dict[str, int] = field(default_factory=dict)  # games recorded by bot
     failed: dict[str, deque[tuple[Entry, str]]] = field(default_factory=dict)  # (match, its log from root)
-    checkpoints: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    checkpoints: list[tuple[int, array[int]]] = field(default_factory=list)  # (results so far, totals then)
     stride: int = 1
     tally: Tally | None = None
     """The totals the ratings are fitted to; given, it is fed by its owner before each :meth:`add` (the
@@ -154,21 +156,36 @@ class Digest:
         entries = self.failed.get(name, ())
         return list(zip(_records(e for e, _ in entries), (log for _, log in entries), strict=True))
 
-    def _now(self) -> tuple[int, dict[str, float]]:
+    def _now(self) -> tuple[int, array[int]]:
+        """(results so far, the wins, draws and losses of each pairing's first bot, three numbers a pairing)."""
         assert self.tally is not None
-        names = [b.name for b in self.config.bots]
-        start = self.checkpoints[-1][1] if self.checkpoints else None
-        return self.count, elos(names, self.tally.totals(), start)
+        totals = array("i")
+        for p in self.tally.prows:
+            totals.extend((p.wins, p.draws, p.losses))
+        return self.count, totals
 
     def _checkpoint(self) -> None:
         self.checkpoints.append(self._now())
 
     @property
     def history(self) -> list[tuple[int, dict[str, float]]]:
-        """(matches so far, Elo by bot) at the checkpoints, the last one after the last record."""
-        if self.checkpoints and self.checkpoints[-1][0] != self.count:
-            return [*self.checkpoints, self._now()]
-        return list(self.checkpoints)
+        """(matches so far, Elo by bot) at the checkpoints, the last one after the last record: the ratings are
+        fitted here, for the pages, each from the one before (the checkpoints keep only the totals)."""
+        assert self.tally is not None
+        points = list(self.checkpoints)
+        if not points or points[-1][0] != self.count:
+            points.append(self._now())
+        if self.count == 0:
+            return []
+        names = [b.name for b in self.config.bots]
+        keys = [(p.first, p.second) for p in self.tally.plist]
+        out: list[tuple[int, dict[str, float]]] = []
+        start: dict[str, float] | None = None
+        for count, t in points:
+            totals = {keys[k]: (t[3 * k], t[3 * k + 1], t[3 * k + 2]) for k in range(len(t) // 3)}
+            start = elos(names, totals, start)
+            out.append((count, start))
+        return out
 
     def logs(self, name: str, most: int) -> list[str]:
         """Up to ``most`` non-empty stderr logs of bot ``name`` (folder paths): of its last forfeits first, then

@@ -15,7 +15,7 @@ import math
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from referee.seats.process import expected_isolation
 from referee.text import plural
@@ -268,14 +268,26 @@ def write_standings_texts(root: Path, st: Standings, meta: dict[str, Any], pairs
         js.write("]\n}\n" if sep == "\n" else "\n ]\n}\n")
 
 
+def scratch(folder: Path | None) -> IO[bytes]:
+    """An unnamed temporary file in ``folder`` (the system's temporary folder when None or not writable): it
+    goes when closed, or with the process."""
+    if folder is not None:
+        try:
+            return tempfile.TemporaryFile(dir=folder)
+        except OSError:
+            pass
+    return tempfile.TemporaryFile()
+
+
 class PairList:
     """The pair list's texts (:func:`pair_texts`) kept in a temporary file while the records pass in any order,
     then given back by pairing and pair (:meth:`texts`): four bytes a pair in memory. ``pairs_of[k]``: how many
     pairs pairing ``k`` has (more may come: pairs and pairings added later are taken too). A pair given again
-    (its row once its twin came) replaces its row."""
+    (its row once its twin came) replaces its row. The file is made in ``folder`` (None: the system's temporary
+    folder), unnamed: it goes when closed, or with the process."""
 
-    def __init__(self, pairs_of: list[int]) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+    def __init__(self, pairs_of: list[int], folder: Path | None = None) -> None:
+        self._file = scratch(folder)
         self._at = [slots(n) for n in pairs_of]
         self._size = 0
 
@@ -306,11 +318,11 @@ class PairList:
 class MatchRows:
     """The rows of ``matches.csv`` kept in a temporary file while the records of ``ledger``'s schedule pass in
     any order (the order they finished), then written in schedule order (:meth:`write`): four bytes a match in
-    memory."""
+    memory. The file is made in ``folder`` (None: the system's temporary folder), unnamed."""
 
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, folder: Path | None = None) -> None:
         self._ledger = ledger
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._file = scratch(folder)
         self._at = [slots(2 * ledger.pairs_of(k)) for k in range(len(ledger.plist))]
         self._size = 0
         self._row = io.StringIO()
