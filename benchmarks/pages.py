@@ -85,10 +85,9 @@ def match_pages(folder: Path, matches: int) -> list[float]:
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     from referee.tournament.match_page import write_match_page
-    from referee.tournament.schedule import Neighbours
 
     store = Store.open_readonly(folder)
-    near = Neighbours.of(store.schedule.values())
+    near = store.schedule.links()
     times = []
     for rec in store.iter_records():
         t0 = time.perf_counter()

@@ -15,7 +15,9 @@ Then, on each folder, each step in its own process: ``report`` (open the folder 
 every line, nothing left to play, the report), ``merge`` (of the two shards, into a new folder) and ``ladder``
 (``tournament add``'s refit: a ladder step with one entrant, the description rewritten, the joint ratings of every
 game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result.
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result; for ``report``, also the CPU
+time of the report alone once the results are gathered, which is what the end of a run adds (the run's store
+gathers them as the matches finish), without and with the pages.
 Goal: peak memory at 600,000 results within 1.2x of that at 6,000 (under 100 MB), each step's time per result flat
 within 1.5x, the report of a 6,000-match run under 2 s.
 """
@@ -48,6 +50,9 @@ from referee.tournament.store import Store, dumps_line  # noqa: E402
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 KEY = bytes(range(32))
 STEPS = ("report", "resume", "merge", "ladder")
+END: dict[str, float] = {}
+"""The report step's end-of-run figures: the CPU time of the report alone, once the results are gathered (what
+the end of a run adds), without and with the pages."""
 
 
 def _config(bots: int, pairs: int, command: str) -> TournamentConfig:
@@ -94,8 +99,16 @@ def step(name: str, root: Path) -> int:
     from referee.tournament.session import play, summarize
 
     if name == "report":
-        store = Store.open_readonly(root, KEY, collect=True)
-        return summarize(store).standings.matches
+        store = Store.open_readonly(root, KEY, collect=True)  # the results read as a run's store gathers them
+        t0 = time.process_time()
+        matches = summarize(store).standings.matches
+        END["end cpu s"] = time.process_time() - t0
+        if next((root / "replays").glob("*.html"), None) is not None:  # and with the pages, where the run wrote
+            # its match pages (a folder without them would have all its match pages written here)
+            t0 = time.process_time()
+            summarize(store, pages=True)
+            END["end+pages cpu s"] = time.process_time() - t0
+        return matches
     if name == "resume":
         store = Store.open(root, 2, KEY)
         with open(os.devnull, "w") as sink:
@@ -145,7 +158,7 @@ def child(args: argparse.Namespace) -> None:
         n = step(args.step, root)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "results": n, "peak": peak}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "results": n, "peak": peak, **END}))
 
 
 def main() -> None:
@@ -190,8 +203,9 @@ def main() -> None:
                 rows.append((name, measured(["--step", name, "--folder", str(root)])))
             for name, f in rows:
                 cpu = f"{f['cpu']:7.2f}" if "cpu" in f else "    n/a"
+                end = "  ".join(f"{k} {f[k]:.2f}" for k in ("end cpu s", "end+pages cpu s") if k in f)
                 print(f"{kind:9s}  {n:7d}  {name:6s}  {f['peak'] / 1e6:7.1f}  {f['seconds']:7.2f}  {cpu}  "
-                      f"{f['seconds'] / max(1, n) * 1e6:7.1f}", flush=True)  # fmt: skip
+                      f"{f['seconds'] / max(1, n) * 1e6:7.1f}  {end}".rstrip(), flush=True)  # fmt: skip
             if args.work is None:
                 for p in work.iterdir():
                     shutil.rmtree(p, ignore_errors=True)

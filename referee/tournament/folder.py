@@ -28,7 +28,8 @@ from referee.replay.writer import GZ_SUFFIX
 from referee.signing import Chain, SigningError, key_id, load_key
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.document import read_head, write_document
-from referee.tournament.schedule import MatchSpec, Neighbours
+from referee.tournament.ledger import Links
+from referee.tournament.schedule import MatchSpec
 
 FORMAT = "koikoi-tournament/1"
 DESCRIPTION = "tournament.json"
@@ -127,13 +128,13 @@ def atomic_text(path: Path) -> Iterator[IO[str]]:
 class Output:
     """Where and how the matches of a run are written: the folder (``replays/``, ``logs/``), the key that signs
     the replays (None: unsigned) and whether they are compressed (``.jsonl.gz``). Every backend's workers get one
-    (a Ray slot's has its staging folder as ``root``). With ``pages`` (the folder's schedule in order), the
+    (a Ray slot's has its staging folder as ``root``). With ``pages`` (the folder's schedule's shape), the
     worker that plays a match also writes its viewer page (:mod:`referee.tournament.match_page`)."""
 
     root: Path
     key: bytes | None = field(default=None, repr=False)
     compress: bool = False
-    pages: Neighbours | None = field(default=None, repr=False, compare=False)
+    pages: Links | None = field(default=None, repr=False, compare=False)
 
     def replay(self, match_id: str) -> Path:
         """The replay file of match ``match_id``."""

@@ -12,7 +12,9 @@ the order they finished) one at a time.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from referee.tournament.config import TournamentConfig
 from referee.tournament.schedule import MatchSpec, Pairing, pair_specs, pairing_blocks, redealt
@@ -127,6 +129,16 @@ class Ledger:
                 del self._dealt[next(iter(self._dealt))]
             self._dealt[key] = specs
         return list(specs)
+
+    def links(self) -> Links:
+        """The schedule's shape as the match pages' links need it (as it stands: pairs added later are not in
+        it)."""
+        segments = [(s, s + 2 * self.config.pairs * len(b), -1, tuple((p.index, p.key) for p in b))
+                    for s, b in self._blocks if b]  # fmt: skip
+        segments += [(i, i + 2, pair, ((self.plist[pairing].index, self.plist[pairing].key),))
+                     for (pairing, pair), i in self.added.items()]  # fmt: skip
+        segments.sort()
+        return Links(self.shard, self._width, tuple(x[0] for x in segments), tuple(x[1:] for x in segments))
 
     def values(self) -> Iterator[MatchSpec]:
         """Every entry of the shard, in schedule order, dealt one at a time."""
@@ -262,3 +274,70 @@ class Ledger:
                 if a >= 0 or b >= 0:
                     yield pairing, pair, a, b
 
+
+
+@dataclass(frozen=True)
+class Links:
+    """The entries before and after any entry of a folder's schedule (by schedule position), worked out from the
+    schedule's shape: a few numbers a block of pairings and a pair added, whatever the schedule's size. What the
+    match pages link to, given to every worker (:meth:`Ledger.links`)."""
+
+    shard: tuple[int, int]
+    width: int  # digits of a pair number in a match id
+    starts: tuple[int, ...]  # the segments' first schedule positions, ascending
+    segments: tuple[tuple[int, int, tuple[tuple[int, str], ...]], ...]  # (end, pair (-1: a block), pairings)
+
+    def links(self, spec: MatchSpec) -> tuple[str | None, str | None]:
+        """The ids of the entries before and after ``spec`` in the schedule (None at either end)."""
+        return self._before(spec.index), self._after(spec.index)
+
+    def around(self, specs: object) -> Links:
+        """What a remote worker needs for the pages of ``specs``: all of it (it is small)."""
+        return self
+
+    def _in_shard(self, q: int) -> bool:
+        k, n = self.shard
+        return q % n == k - 1
+
+    def _used(self, q: int) -> bool:
+        at = bisect_right(self.starts, 2 * q) - 1
+        return at >= 0 and 2 * q < self.segments[at][0]
+
+    def _before(self, index: int) -> str | None:
+        q = index // 2
+        if index % 2 and self._in_shard(q) and self._used(q):
+            return self._id(2 * q)
+        k, n = self.shard
+        at = bisect_right(self.starts, 2 * q) - 1
+        while at >= 0:  # the last pair of the shard before pair position q, segment by segment backwards
+            lo, hi = self.starts[at] // 2, min(self.segments[at][0] // 2, q)
+            last = hi - 1 - ((hi - 1 - (k - 1)) % n)
+            if last >= lo:
+                return self._id(2 * last + 1)
+            at -= 1
+        return None
+
+    def _after(self, index: int) -> str | None:
+        q = index // 2
+        if index % 2 == 0 and self._in_shard(q) and self._used(q):
+            return self._id(2 * q + 1)
+        k, n = self.shard
+        at = max(0, bisect_right(self.starts, 2 * q) - 1)
+        while at < len(self.starts):  # the first pair of the shard after pair position q, segment by segment
+            lo, hi = max(self.starts[at] // 2, q + 1), self.segments[at][0] // 2
+            first = lo + ((k - 1 - lo) % n)
+            if first < hi:
+                return self._id(2 * first)
+            at += 1
+        return None
+
+    def _id(self, index: int) -> str:
+        at = bisect_right(self.starts, index) - 1
+        start, (_, pair, pairings) = self.starts[at], self.segments[at]
+        game = GAMES[(index - start) % 2]
+        if pair >= 0:
+            number, key = pairings[0]
+        else:
+            pair, k = divmod((index - start) // 2, len(pairings))
+            number, key = pairings[k]
+        return f"{number + 1:02d}-{key}-{pair:0{self.width}d}{game}"

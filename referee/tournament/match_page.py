@@ -3,7 +3,7 @@
 The worker that played a match writes its page right after the replay is closed (or ``replay html`` writes the
 pages a folder lacks), so a finished run has nothing left to draw. A page shows the tournament's names for its
 bots and links to the home page, to the previous and next match of the folder's schedule
-(:class:`~referee.tournament.schedule.Neighbours`) and to the stderr logs of that match. A match whose replay
+(:class:`~referee.tournament.ledger.Links`) and to the stderr logs of that match. A match whose replay
 cannot be drawn (a bot that never said ``hello``) gets a page with its result and the reason. Pages follow
 :mod:`referee.replay.html`: self-contained, escaped.
 """

@@ -30,10 +30,10 @@ from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
 from referee.tournament.digest import Digest
 from referee.tournament.folder import DESCRIPTION, existing_replay, write_atomic
+from referee.tournament.ledger import Links
 from referee.tournament.match_page import match_page, write_match_page
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
-from referee.tournament.schedule import Neighbours
 from referee.tournament.standings import Standings
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
@@ -286,7 +286,7 @@ def _sprt(st: Standings) -> str:
     )
 
 
-def write_match_pages(root: Path, records: Iterable[Record], schedule: Neighbours) -> int:
+def write_match_pages(root: Path, records: Iterable[Record], schedule: Links) -> int:
     """A viewer page for each of ``records`` that has none yet in ``root`` (a page that exists is left alone),
     linking its neighbours in ``schedule``; returns how many were written."""
     written = 0
@@ -324,7 +324,7 @@ class Site:
         """The page of each recorded match that has none (a look at each match's page, its record read only
         when the page is missing). :class:`ViewerError` when one cannot be written."""
         ledger = self.store.schedule
-        neighbours: Neighbours | None = None  # dealt when a match page is missing
+        links = ledger.links()
         with self.store.reader() as read:
             for _, pairing, pair in ledger.pair_keys():
                 for game in range(2):
@@ -332,10 +332,8 @@ class Site:
                     page = os.path.join(self.root, match_page(ledger.match_id(pairing, pair, game)))
                     if offset < 0 or os.path.exists(page):
                         continue
-                    if neighbours is None:
-                        neighbours = Neighbours.of(ledger.values())
                     rec = read(offset)
-                    write_match_page(self.root, rec, *neighbours.links(rec.spec))
+                    write_match_page(self.root, rec, *links.links(rec.spec))
 
     def write(self, st: Standings) -> Path:
         """The missing match pages, the home page and the bot pages from ``st`` (the standings of the records

@@ -21,10 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from array import array
-from bisect import bisect_left
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -245,38 +242,3 @@ def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
             chosen = set(pair_ids[c : c + pairs_per_unit])
             units.append(sorted((m for m in ms if m.pair in chosen), key=lambda m: (m.pair, m.order)))
     return units
-
-
-@dataclass(frozen=True)
-class Neighbours:
-    """The folder's schedule in order, as much of it as a page's previous and next links need: match ids and
-    their schedule positions (two machine words a match)."""
-
-    ids: tuple[str, ...]
-    indexes: array[int] = field(repr=False, compare=False)
-
-    @staticmethod
-    def of(schedule: Iterable[MatchSpec]) -> Neighbours:
-        """The neighbours in ``schedule`` (any order)."""
-        ordered = sorted(schedule, key=lambda m: m.index)
-        return Neighbours(tuple(m.match_id for m in ordered), array("q", (m.index for m in ordered)))
-
-    def _at(self, index: int) -> int:
-        return bisect_left(self.indexes, index)
-
-    def links(self, spec: MatchSpec) -> tuple[str | None, str | None]:
-        """The ids of the matches before and after ``spec`` in the schedule (None at either end)."""
-        k = self._at(spec.index)
-        here = k < len(self.ids) and self.indexes[k] == spec.index
-        before = self.ids[k - 1] if k > 0 else None
-        after_k = k + 1 if here else k
-        return before, self.ids[after_k] if after_k < len(self.ids) else None
-
-    def around(self, specs: Iterable[MatchSpec]) -> Neighbours:
-        """The part of the schedule that ``specs`` and their neighbours cover: what a remote worker needs."""
-        keep: set[int] = set()
-        for spec in specs:
-            k = self._at(spec.index)
-            keep.update(j for j in (k - 1, k, k + 1) if 0 <= j < len(self.ids))
-        chosen = sorted(keep)
-        return Neighbours(tuple(self.ids[j] for j in chosen), array("q", (self.indexes[j] for j in chosen)))

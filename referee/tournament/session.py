@@ -21,7 +21,7 @@ from referee.tournament.progress import ProgressDisplay
 from referee.tournament.records import Played, Record
 from referee.tournament.report import report_meta, table, write_standings_texts
 from referee.tournament.runner import Emit
-from referee.tournament.schedule import MatchSpec, Neighbours, check_size
+from referee.tournament.schedule import MatchSpec, check_size
 from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summary, summary_line
 from referee.tournament.standings import Standings, Tally, tally_of
 from referee.tournament.stats import SprtState
@@ -153,7 +153,7 @@ def play(
     pending = open_twins(store) if tracker.decided else store.pending()
     out = store.output()
     if interim is not None and interim.html:  # each worker writes the page of each match it plays
-        out = replace(out, pages=Neighbours.of(store.schedule.values()))
+        out = replace(out, pages=store.schedule.links())
 
     def emit(spec: MatchSpec, result: MatchResult, played: Played) -> None:
         try:

@@ -15,12 +15,15 @@ import pytest
 from referee.engine import PRESETS
 from referee.records import MatchResult, Termination
 from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, compute, start
+from referee.tournament.config import Format
 from referee.tournament.digest import BOT_GAMES, LAST_MATCHES, Digest
 from referee.tournament.folder import RESULTS
+from referee.tournament.ladder import extended
+from referee.tournament.ledger import Ledger
 from referee.tournament.match_page import match_page
 from referee.tournament.pages import write_home
 from referee.tournament.runner import ParallelRun
-from referee.tournament.schedule import Neighbours, build_schedule
+from referee.tournament.schedule import MatchSpec, build_schedule
 from referee.tournament.store import Store, dumps_line
 from tests.helpers import FAST, ROOT, make_config, merge, referee
 
@@ -41,7 +44,7 @@ def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: 
     bots = (BotSpec("one", f"{sys.executable} {BOT} --seed 1"), BotSpec("two", f"{sys.executable} {BOT} --seed 2"))
     config = TournamentConfig(bots=bots, rules=PRESETS["cardavia"], pairs=3, seed=5, sandbox="none")
     store = start(config, RunOptions(jobs=2), tmp_path / "t")
-    out = dataclasses.replace(store.output(), pages=Neighbours.of(store.schedule.values()))
+    out = dataclasses.replace(store.output(), pages=store.schedule.links())
     seen: list[tuple[str, bool, bool]] = []
 
     def emit(spec: object, result: MatchResult, played: object) -> None:
@@ -134,14 +137,50 @@ def test_the_home_page_of_many_results_lists_the_last_matches_only(tmp_path: Pat
     assert len(re.findall(r'<tr data-match="', page)) == BOT_GAMES and "../matches.csv" in page
 
 
-def test_neighbours_follow_the_folders_schedule() -> None:
-    schedule = build_schedule(make_config(3, pairs=2))
-    shard = schedule[2:4] + schedule[6:8]  # positions 2, 3, 6, 7
-    near = Neighbours.of(reversed(shard))
-    assert [near.links(m) for m in shard] == [
+def _neighbours(entries: list[MatchSpec], spec: MatchSpec) -> tuple[str | None, str | None]:
+    """The ids of the entries just before and just after ``spec``'s schedule position (the links' meaning)."""
+    ordered = sorted(entries, key=lambda m: m.index)
+    before = [m.match_id for m in ordered if m.index < spec.index]
+    after = [m.match_id for m in ordered if m.index > spec.index]
+    return (before[-1] if before else None), (after[0] if after else None)
+
+
+def test_links_follow_the_folders_schedule() -> None:
+    config = make_config(3, pairs=2)
+    schedule = build_schedule(config)
+    ledger = Ledger(config, (2, 3))  # pair positions 1 and 4: schedule positions 2, 3, 8, 9
+    shard = list(ledger.values())
+    assert [m.index for m in shard] == [2, 3, 8, 9]
+    links = ledger.links()
+    assert [links.links(m) for m in shard] == [
         (None, shard[1].match_id), (shard[0].match_id, shard[2].match_id),
         (shard[1].match_id, shard[3].match_id), (shard[2].match_id, None),
     ]  # fmt: skip
-    part = near.around([shard[2]])
-    assert part.ids == tuple(m.match_id for m in shard[1:4]) and part.links(shard[2]) == near.links(shard[2])
-    assert near.links(schedule[5]) == (shard[1].match_id, shard[2].match_id)  # a match not in it: its place
+    assert links.around([shard[2]]) == links  # a few numbers: all of it goes to a remote worker
+    assert links.links(schedule[5]) == (shard[1].match_id, shard[2].match_id)  # a match not in it: its place
+
+
+@pytest.mark.parametrize("shard", [(1, 1), (1, 2), (2, 2), (1, 3), (3, 3)])
+@pytest.mark.parametrize("fmt", [Format.ROUND_ROBIN, Format.GAUNTLET])
+def test_the_links_worked_out_from_the_schedule_are_those_of_its_entries_in_order(
+    shard: tuple[int, int], fmt: Format
+) -> None:
+    config = make_config(4, pairs=3, fmt=fmt, **({"gauntlet": "bot1"} if fmt is Format.GAUNTLET else {}))
+    ledger = Ledger(config, shard)
+
+    def check() -> None:
+        specs = list(ledger.values())
+        links = ledger.links()
+        assert [links.links(m) for m in specs] == [_neighbours(specs, m) for m in specs]
+        others = [m for m in build_schedule(ledger.config) if m.match_id not in {s.match_id for s in specs}]
+        assert [links.links(m) for m in others] == [_neighbours(specs, m) for m in others]  # not in it: its place
+
+    check()
+    for step, name in enumerate(("new1", "new2")):  # ladder steps, after the schedule (and after a gap)
+        entrant = BotSpec(name, f"python3 {name}.py")
+        ledger.restage(extended(ledger.config, [entrant], (), ledger.next_index() + 6 * step))
+        check()
+    if shard == (1, 1):  # pairs added (--until-separated), one pairing twice
+        for pairing in (0, 2, 0):
+            ledger.add_pair(pairing, ledger.pairs_of(pairing), ledger.next_index())
+        check()

@@ -18,11 +18,12 @@ from referee.records import MatchResult
 from referee.seats.process import adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
+from referee.tournament.ledger import Links
 from referee.tournament.match_page import match_page
 from referee.tournament.preflight import check_all
 from referee.tournament.records import Played
 from referee.tournament.runner import Worker, play_unit
-from referee.tournament.schedule import MatchSpec, Neighbours
+from referee.tournament.schedule import MatchSpec
 
 BATCH_S = 0.05
 """A slot sends the matches that end within this many seconds together (fewer messages for very short ones)."""
@@ -83,7 +84,7 @@ class SlotWorker:
         """Finish the current match, then play no more of the unit."""
         self.stopping = True
 
-    async def play(self, unit: list[MatchSpec], pages: Neighbours | None = None) -> AsyncIterator[list[Shipment]]:
+    async def play(self, unit: list[MatchSpec], pages: Links | None = None) -> AsyncIterator[list[Shipment]]:
         """Play ``unit`` (one pairing's matches), yielding the matches as they end: each batch holds the matches
         that ended within :data:`BATCH_S` of its first (one match, unless they are very short). With ``pages``
         (the unit's part of the schedule), each match's viewer page is written here and shipped with it."""
