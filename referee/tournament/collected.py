@@ -8,13 +8,14 @@ files, four bytes a match in memory: :class:`~referee.tournament.report.MatchRow
 :class:`~referee.tournament.report.PairList`), the pages' :class:`~referee.tournament.digest.Digest` and when the
 SPRT stopped: all bounded by the bots and pairings, never by the matches.
 
-A pair dealt afresh after one of its games was counted cannot be taken back out of the totals: the store then
-marks the collection stale (:attr:`Collected.stale`) and the report reads the results once more
-(:meth:`Store.collection <referee.tournament.store.Store.collection>`).
+A pair dealt afresh after one of its games was counted cannot be taken back out of the totals, and a row that could
+not be written (a full disk) is lost: the store then marks the collection stale (:attr:`Collected.stale`) and the
+report reads the results once more (:meth:`Store.collection <referee.tournament.store.Store.collection>`).
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from referee.tournament.config import Sprt, TournamentConfig
@@ -72,9 +73,10 @@ class Collected:
         self.config = self.digest.config = config
 
     def close(self) -> None:
-        """Remove the temporary files."""
-        self.rows.close()
-        self.pair_list.close()
+        """Remove the temporary files (a full disk's error on the way is of no account: they are scratch)."""
+        for scratch in (self.rows, self.pair_list):
+            with contextlib.suppress(OSError):
+                scratch.close()
 
 
 def pair_row(tally: Tally, games: tuple[Record, ...]) -> PairRow:

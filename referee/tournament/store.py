@@ -289,8 +289,7 @@ class Store:
         if self.schedule.offset(rec.spec) >= 0:
             return [f"{where}: match {rec.spec.match_id} is recorded twice; the first result counts"]
         self.schedule.mark(rec.spec, offset)
-        if self.collected is not None:
-            self.collected.add(rec, offset)
+        self._feed(rec, offset)
         return []
 
     def _apply_redeal(self, redeal: Redeal) -> None:
@@ -403,9 +402,17 @@ class Store:
         in memory)."""
         offset = self._write_line(rec.to_json())
         self.schedule.mark(self.schedule[rec.spec.match_id], offset)
-        if self.collected is not None:
-            self.collected.add(rec, offset)
+        self._feed(rec, offset)
         return rec
+
+    def _feed(self, rec: Record, offset: int) -> None:
+        """Collect ``rec`` for the report; a row that cannot be written (a full disk) makes the collection stale:
+        the report reads the results again (the result itself is on disk already)."""
+        if self.collected is not None and not self.collected.stale:
+            try:
+                self.collected.add(rec, offset)
+            except OSError:
+                self.collected.stale = True
 
     def close(self) -> None:
         """Close the log and release the folder."""
