@@ -15,9 +15,10 @@ Then, on each folder, each step in its own process: ``report`` (open the folder 
 every line, nothing left to play, the report), ``merge`` (of the two shards, into a new folder) and ``ladder``
 (``tournament add``'s refit: a ladder step with one entrant, the description rewritten, the joint ratings of every
 game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result; for ``report``, also the CPU
-time of the report alone once the results are gathered, which is what the end of a run adds (the run's store
-gathers them as the matches finish), without and with the pages.
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on a busy
+machine, read the CPU column); for ``report``, also the CPU time of the report alone once the results are
+gathered, which is what the end of a run adds (the run's store gathers them as the matches finish), without and
+with the pages.
 Goal: peak memory at 600,000 results within 1.2x of that at 6,000 (under 100 MB), each step's time per result flat
 within 1.5x, the report of a 6,000-match run under 2 s.
 """
@@ -180,7 +181,7 @@ def main() -> None:
     ]
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} on {os.cpu_count()} CPUs; peak = max RSS of the step's own process")
-    head = ["folder", "results", "step", "peak MB", "s", "cpu s", "us/result"]
+    head = ["folder", "results", "step", "peak MB", "s", "cpu s", "us/result", "cpu us/result"]
     print("  ".join(head))
     with contextlib.ExitStack() as stack:
         work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -203,9 +204,10 @@ def main() -> None:
                 rows.append((name, measured(["--step", name, "--folder", str(root)])))
             for name, f in rows:
                 cpu = f"{f['cpu']:7.2f}" if "cpu" in f else "    n/a"
+                per_cpu = f"{f['cpu'] / max(1, n) * 1e6:7.1f}" if "cpu" in f else "    n/a"
                 end = "  ".join(f"{k} {f[k]:.2f}" for k in ("end cpu s", "end+pages cpu s") if k in f)
                 print(f"{kind:9s}  {n:7d}  {name:6s}  {f['peak'] / 1e6:7.1f}  {f['seconds']:7.2f}  {cpu}  "
-                      f"{f['seconds'] / max(1, n) * 1e6:7.1f}  {end}".rstrip(), flush=True)  # fmt: skip
+                      f"{f['seconds'] / max(1, n) * 1e6:7.1f}  {per_cpu}  {end}".rstrip(), flush=True)  # fmt: skip
             if args.work is None:
                 for p in work.iterdir():
                     shutil.rmtree(p, ignore_errors=True)

@@ -188,18 +188,22 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def cluster() -> Iterator[Cluster]:
     """A two-node Ray cluster on loopback, shared by the tests of this module (the last one, last in this file,
     loses a node)."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'koikoi-referee[ray]'")
     reason = _ns_probe()
     if reason is not None:
         pytest.skip(reason)
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    # a short folder of its own: Ray's unix sockets live below it, and their paths may not pass 107 bytes
+    # (a pytest temporary folder under a parallel worker's name can)
+    root = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    c = Cluster(root)
     try:
         yield c
     finally:
         c.close()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
