@@ -41,13 +41,17 @@ bwrap:
 play: $(CORE) bwrap
 	$(BIN)/koikoi-referee play bots/greedy_bot.py bots/random_bot.py --rules koikoi-japan --replay out/play.replay.jsonl
 
+# Test workers of `make test` (pytest-xdist), each given whole test files (a file's shared fixtures, such as a
+# Ray cluster, are made once); `make test TEST_JOBS=1` runs them one at a time.
+TEST_JOBS ?= 2
+
 ## test: the whole check: tests (the engine's against both builds), mypy --strict, ruff
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/koikoi-referee --version
-	$(BIN)/python -m pytest -q
-	KOIKOI_PURE_ENGINE=1 $(BIN)/python -m pytest -q $(ENGINE_TESTS)
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
+	KOIKOI_PURE_ENGINE=1 $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile $(ENGINE_TESTS)
 
 ## test-fast: the tests without the slow ones (real tournaments, sandbox batteries, Ray, browser, kits and
 ## packages), for the edit-test loop; `make test` runs everything
