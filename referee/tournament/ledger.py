@@ -245,13 +245,6 @@ class Ledger:
         """The byte offset of the result of ``spec`` that counts (-1: not recorded)."""
         return self._offsets[spec.pairing][2 * spec.pair + GAMES.index(spec.game)]
 
-    def recorded_offsets(self, pairing: int | None = None) -> Iterator[int]:
-        """The offsets of the recorded results in schedule order (only those of ``pairing`` if given)."""
-        for _, pg, pair in self.pair_keys():
-            if pairing is None or pg == pairing:
-                slots = self._offsets[pg]
-                yield from (o for o in (slots[2 * pair], slots[2 * pair + 1]) if o >= 0)
-
     def slot_offset(self, pairing: int, pair: int, game: int) -> int:
         """The offset of the counting result of game ``game`` (0: a, 1: b) of pair ``pair`` of ``pairing``."""
         return self._offsets[pairing][2 * pair + game]
@@ -264,16 +257,6 @@ class Ledger:
     def twin_recorded(self, spec: MatchSpec) -> bool:
         """True when the other game of ``spec``'s pair is recorded."""
         return self._offsets[spec.pairing][2 * spec.pair + 1 - GAMES.index(spec.game)] >= 0
-
-    def offsets_by_pair(self) -> Iterator[tuple[int, int, int, int]]:
-        """(pairing, pair, offset of game a, offset of game b) of every pair with a recorded game, by pairing
-        then pair."""
-        for pairing, arr in enumerate(self._offsets):
-            for pair in range(len(arr) // 2):
-                a, b = arr[2 * pair], arr[2 * pair + 1]
-                if a >= 0 or b >= 0:
-                    yield pairing, pair, a, b
-
 
 
 @dataclass(frozen=True)

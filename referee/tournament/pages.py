@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,7 +30,6 @@ from referee.tournament.commitment import commit
 from referee.tournament.config import TournamentError
 from referee.tournament.digest import Digest
 from referee.tournament.folder import DESCRIPTION, existing_replay, write_atomic
-from referee.tournament.ledger import Links
 from referee.tournament.match_page import match_page, write_match_page
 from referee.tournament.progress import describe
 from referee.tournament.records import Record
@@ -284,18 +283,6 @@ def _sprt(st: Standings) -> str:
         f"(bounds {s.lower:.2f}, {s.upper:.2f}) after {plural(s.pairs, 'pair')} · pentanomial [{_e(counts)}] "
         f"(pairs scoring 0, ½, 1, 1½, 2 for {_e(p.first)}) · +{p.wins} ={p.draws} -{p.losses}</p>"
     )
-
-
-def write_match_pages(root: Path, records: Iterable[Record], schedule: Links) -> int:
-    """A viewer page for each of ``records`` that has none yet in ``root`` (a page that exists is left alone),
-    linking its neighbours in ``schedule``; returns how many were written."""
-    written = 0
-    for rec in records:
-        if (root / match_page(rec.spec.match_id)).exists():
-            continue
-        write_match_page(root, rec, *schedule.links(rec.spec))
-        written += 1
-    return written
 
 
 def is_tournament(folder: Path) -> bool:

@@ -7,7 +7,7 @@ off on resume and its match is played again, so no match is lost and none is cou
 A tournament holds neither its schedule nor its records: the schedule is dealt on demand and the finished
 matches are the byte offsets of their lines (:class:`~referee.tournament.ledger.Ledger`); the records stay on disk
 and are read back one at a time when needed (:meth:`Store.iter_records` in the order they finished,
-:meth:`Store.records_in_order` in schedule order, :meth:`Store.pairs_in_order` by pair), so the memory of a folder
+:meth:`Store.records_in_order` in schedule order, :meth:`Store.reader` at an offset), so the memory of a folder
 grows with its pairings, not with its matches.
 """
 
@@ -155,12 +155,6 @@ class Store:
                     if offset >= 0:
                         f.seek(offset)
                         yield Record.from_json(json.loads(f.readline()), _Known(spec))
-
-    def pairs_in_order(self) -> Iterator[dict[str, Record]]:
-        """The recorded games of each pair with at least one (game letter -> record), by pairing then pair."""
-        with self.reader() as read:
-            for _, _, *offsets in self.schedule.offsets_by_pair():
-                yield {game: read(offset) for game, offset in zip(GAMES, offsets, strict=True) if offset >= 0}
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Callable[[int], Record]]:
