@@ -8,13 +8,15 @@ Run: ``.venv/bin/python benchmarks/scale_e2e.py [--real 600,6000] [--synthetic 6
 - *synthetic* folders: 64 bots, one result per scheduled match (a seeded random winner), written in the store's
   own formats (``tournament.json`` by :func:`referee.tournament.start`, every ``results.jsonl`` line signed by the
   store's :class:`~referee.signing.Chain`), no replays (what is synthetic: the games and the replays); and the
-  same schedule as two shard folders, for the merge.
+  same schedule as two shard folders, for the merge. Each is then opened and closed once, as the end of a run
+  leaves it: its lines checked and its checkpoint written (:mod:`referee.tournament.checkpoint`).
 
 Then, on each folder, each step in its own process: ``report`` (open the folder read-only, the end-of-run report:
-:func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it, check
-every line, nothing left to play, the report), ``merge`` (of the two shards, into a new folder) and ``ladder``
-(``tournament add``'s refit: a ladder step with one entrant, the description rewritten, the joint ratings of every
-game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
+:func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it from its
+checkpoint, nothing left to play, the report), ``resume-full`` (the same with the checkpoint removed first: every
+line checked, as a folder that has none, or whose files changed since, is read), ``merge`` (of the two shards,
+into a new folder) and ``ladder`` (``tournament add``'s refit: a ladder step with one entrant, the description
+rewritten, the joint ratings of every game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on a busy
 machine, read the CPU column); for ``report``, also the CPU time of the report alone once the results are
 gathered, which is what the end of a run adds (the run's store gathers them as the matches finish), without and
@@ -45,12 +47,13 @@ from referee.engine import PRESETS  # noqa: E402
 from referee.records import MatchResult, Termination  # noqa: E402
 from referee.signing import Chain  # noqa: E402
 from referee.tournament import BotSpec, Record, RunOptions, TournamentConfig, start  # noqa: E402
+from referee.tournament.checkpoint import CHECKPOINT  # noqa: E402
 from referee.tournament.folder import RESULTS  # noqa: E402
 from referee.tournament.store import Store, dumps_line  # noqa: E402
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 KEY = bytes(range(32))
-STEPS = ("report", "resume", "merge", "ladder")
+STEPS = ("report", "resume", "resume-full", "merge", "ladder")
 END: dict[str, float] = {}
 """The report step's end-of-run figures: the CPU time of the report alone, once the results are gathered (what
 the end of a run adds), without and with the pages."""
@@ -81,6 +84,7 @@ def synthetic(root: Path, matches: int) -> int:
                 f.write(dumps_line(chain.sign(Record(spec, result, None, spec.order).to_json())) + "\n")
                 total += shard == (1, 1)
         store.close()
+        Store.open(folder, 1, KEY).close()  # its lines checked once and its checkpoint written, as a run's end does
     return total
 
 
@@ -110,7 +114,9 @@ def step(name: str, root: Path) -> int:
             summarize(store, pages=True)
             END["end+pages cpu s"] = time.process_time() - t0
         return matches
-    if name == "resume":
+    if name in ("resume", "resume-full"):
+        if name == "resume-full":  # as if the folder had no checkpoint: every line checked (it writes one again)
+            (root / CHECKPOINT).unlink(missing_ok=True)
         store = Store.open(root, 2, KEY)
         with open(os.devnull, "w") as sink:
             return play(store, stream=sink, live=False).standings.matches

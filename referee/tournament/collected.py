@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import IO
 
 from referee.tournament.config import Sprt, TournamentConfig
 from referee.tournament.digest import Digest
@@ -71,6 +72,11 @@ class Collected:
         fresh.open, fresh.matches = self.tally.open, self.tally.matches
         self.tally = self.digest.tally = fresh
         self.config = self.digest.config = config
+
+    def scratch(self) -> dict[str, tuple[IO[bytes], int]]:
+        """The temporary files of the rows, each with how many of its first bytes count (what a checkpoint
+        carries, named as the checkpoint names them)."""
+        return {"rows": self.rows.scratch(), "pairs": self.pair_list.scratch()}
 
     def close(self) -> None:
         """Remove the temporary files (a full disk's error on the way is of no account: they are scratch)."""

@@ -124,24 +124,18 @@ def read_head(path: Path, key: bytes | None) -> dict[str, Any] | None:
     if tail is None:
         return None
     with open(path, encoding="utf-8") as f:
-        buf = ""
-        while (at := buf.find(_OPEN)) < 0:
-            more = f.read(_CHUNK)
-            if not more or len(buf) > 64 * _CHUNK:
-                return None
-            buf += more
+        found = _head(f)
+        if found is None:
+            return None
+        head, rest = found
         try:
-            before = buf[:at]
-            head = json.loads((before[:-1] if before.endswith(",") else before) + "\n}")
-            if not isinstance(head, dict) or SCHEDULE in head:
-                return None
             doc = {**head, **tail}
             mac = None
             if key is not None:
                 body = {k: v for k, v in doc.items() if k != MAC_FIELD}
                 mac = hmac.new(key, b"\n" + canonical({**body, SCHEDULE: []})[: -len(b"]}")], hashlib.sha256)
             sep = b""
-            for entry in _Entries(f, buf[at + len(_OPEN) :]).entries():
+            for entry in _Entries(f, rest).entries():
                 if not isinstance(entry, dict):
                     return None
                 if mac is not None:
@@ -155,6 +149,37 @@ def read_head(path: Path, key: bytes | None) -> dict[str, Any] | None:
         if not isinstance(got, str) or not hmac.compare_digest(got, mac.hexdigest()):
             return None
     return doc
+
+
+def read_fields(path: Path) -> dict[str, Any] | None:
+    """The fields of ``path`` other than the schedule, its entries neither decoded nor checked: for a file known
+    to be one that :func:`read_head` checked (its bytes unchanged since); None when it is not in the layout
+    :func:`write_document` writes."""
+    tail = _tail(path)
+    if tail is None:
+        return None
+    with open(path, encoding="utf-8") as f:
+        found = _head(f)
+    return None if found is None else {**found[0], **tail}
+
+
+def _head(f: IO[str]) -> tuple[dict[str, Any], str] | None:
+    """The fields before the schedule of the open file ``f`` and what was read after the schedule's opening;
+    None when the file is not in the layout :func:`write_document` writes."""
+    buf = ""
+    while (at := buf.find(_OPEN)) < 0:
+        more = f.read(_CHUNK)
+        if not more or len(buf) > 64 * _CHUNK:
+            return None
+        buf += more
+    before = buf[:at]
+    try:
+        head = json.loads((before[:-1] if before.endswith(",") else before) + "\n}")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(head, dict) or SCHEDULE in head:
+        return None
+    return head, buf[at + len(_OPEN) :]
 
 
 def _tail(path: Path) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ Layout of a tournament folder::
                         the run compresses its replays (``RunOptions.compress``)
     logs/               bot stderr logs
     .lock               held (flock) by the run playing in the folder: a second run there is refused
+    .checkpoint         what opening the folder worked out, signed, so that the next open reads only what came
+                        after it (:mod:`referee.tournament.checkpoint`)
     standings.json, standings.csv, pairs.csv, matches.csv   the report, rewritten at the end
 """
 
@@ -188,7 +190,13 @@ def write_description(
 def read_description(root: Path, key: bytes | None = None, jobs: int = 1) -> Description:
     """The ``tournament.json`` of a folder, its MAC checked under ``key`` (None: not checked), its run options
     with ``jobs``; :class:`TournamentError` if missing, malformed or edited."""
-    doc = _read_document(root, key)
+    return description_of(root, _read_document(root, key), jobs)
+
+
+def description_of(root: Path, doc: dict[str, Any], jobs: int = 1) -> Description:
+    """The description that the fields ``doc`` of ``root``'s ``tournament.json`` give (their MAC checked, or
+    their bytes known unchanged since it was: :mod:`referee.tournament.checkpoint`), its run options with
+    ``jobs``; :class:`TournamentError` if they are malformed."""
     path = root / DESCRIPTION
     config_json, options_json = doc.get("config"), doc.get("options")
     if not isinstance(config_json, dict):

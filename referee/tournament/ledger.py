@@ -254,6 +254,23 @@ class Ledger:
         p = self.plist[pairing]
         return f"{p.index + 1:02d}-{p.key}-{pair:0{self._width}d}{GAMES[game]}"
 
+    def state(self) -> dict[str, object]:
+        """What :meth:`restore` takes back: the pairs added and dealt afresh, the offsets, the counts (the config
+        and the shard are the folder's description)."""
+        return {"added": self.added, "redeals": self.redeals, "offsets": self._offsets, "size": self._size,
+                "recorded": self.recorded}  # fmt: skip
+
+    def restore(self, state: dict[str, object]) -> None:
+        """Take back what :meth:`state` gave (of this schedule: the same config and shard)."""
+        added, redeals, offsets = state["added"], state["redeals"], state["offsets"]
+        size, recorded = state["size"], state["recorded"]
+        if not (isinstance(added, dict) and isinstance(redeals, dict) and isinstance(offsets, list)
+                and len(offsets) == len(self.plist) and all(isinstance(a, array) for a in offsets)
+                and isinstance(size, int) and isinstance(recorded, int)):  # fmt: skip
+            raise ValueError("not the state of this schedule")
+        self.added, self.redeals, self._offsets, self._size, self.recorded = added, redeals, offsets, size, recorded
+        self._dealt.clear()
+
     def twin_recorded(self, spec: MatchSpec) -> bool:
         """True when the other game of ``spec``'s pair is recorded."""
         return self._offsets[spec.pairing][2 * spec.pair + 1 - GAMES.index(spec.game)] >= 0

@@ -299,6 +299,10 @@ class PairList:
         put(self._at, pairing, p.pair, self._size)
         self._size += 8 + len(line) + len(entry)
 
+    def scratch(self) -> tuple[IO[bytes], int]:
+        """The temporary file and how many of its first bytes hold the rows (what a checkpoint carries)."""
+        return self._file, self._size
+
     def texts(self) -> Iterator[tuple[str, str]]:
         """The texts, by pairing then pair (each once); the list stays open (:meth:`close`)."""
         f = self._file
@@ -327,6 +331,18 @@ class MatchRows:
         self._size = 0
         self._row = io.StringIO()
         self._csv = csv.writer(self._row, lineterminator="\n")
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_row", "_csv")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._row = io.StringIO()
+        self._csv = csv.writer(self._row, lineterminator="\n")
+
+    def scratch(self) -> tuple[IO[bytes], int]:
+        """The temporary file and how many of its first bytes hold the rows (what a checkpoint carries)."""
+        return self._file, self._size
 
     def add(self, rec: Record) -> None:
         """The row of ``rec``."""

@@ -14,15 +14,20 @@ grows with its pairings, not with its matches.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import pickle
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from referee.signing import Chain, SigningError
+from referee.tournament import checkpoint
 from referee.tournament.collected import Collected
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.document import read_fields
 from referee.tournament.folder import (
     DESCRIPTION,
     KEY_HINT,
@@ -30,6 +35,7 @@ from referee.tournament.folder import (
     RESULTS,
     Output,
     atomic_text,
+    description_of,
     lock_folder,
     read_description,
     replay_files,
@@ -39,7 +45,13 @@ from referee.tournament.folder import (
 )
 from referee.tournament.ledger import GAMES, Ledger
 from referee.tournament.records import Extend, Record, Redeal
+from referee.tournament.report import scratch
 from referee.tournament.schedule import MatchSpec, check_size
+
+
+CHECKPOINT_EVERY_S = 600.0
+"""How often a playing store writes its checkpoint as results come, besides when it closes: a run killed after
+days resumes from at most this much before (writing one costs about a second a million results)."""
 
 
 class Store:
@@ -63,6 +75,15 @@ class Store:
         self.warnings: list[str] = []
         self.collected: Collected | None = None
         """The report's running state, fed every counting record read or appended (None: not kept)."""
+        self._saved: checkpoint.Saved | None = None  # the folder's checkpoint, until the results are read
+        self._digest = hashlib.sha256()  # of the complete lines of results.jsonl read or written, so far
+        self._covered = 0  # their bytes
+        self._lines = 0  # their count
+        self._line_warnings: list[str] = []  # what those lines warned of
+        self._sound = False  # the state is that of those lines: a checkpoint of it may be written
+        self.checkpoint_every: float | None = CHECKPOINT_EVERY_S
+        """Seconds between the checkpoints a playing store writes as results come (None: only when it closes)."""
+        self._checkpointed = time.monotonic()
 
     def _collect(self) -> None:
         self.collected = Collected(self.config, self.schedule, self.root, self.options.sprt)
@@ -191,6 +212,7 @@ class Store:
         except OSError as exc:
             store.close()
             raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
+        store._sound = True
         return store
 
     @staticmethod
@@ -204,6 +226,7 @@ class Store:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
             store.warnings = store.load_results(repair=True)
+            store._sound = True
             store.redeal_interrupted()
         except OSError as exc:
             store.close()
@@ -225,8 +248,18 @@ class Store:
 
     @staticmethod
     def _describe(root: Path, jobs: int, key: bytes | None) -> Store:
-        description = read_description(root, key, jobs)
-        return Store(root, description.config, description.options, key)
+        """The folder's store, its description read (unchecked when the checkpoint says its bytes were checked)."""
+        saved = checkpoint.read(root, key, scratch)
+        fields = None
+        if saved is not None and saved.fits_description(root / DESCRIPTION):
+            fields = read_fields(root / DESCRIPTION)
+        if saved is not None and fields is None:
+            saved.discard()
+            saved = None
+        description = description_of(root, fields, jobs) if fields is not None else read_description(root, key, jobs)
+        store = Store(root, description.config, description.options, key)
+        store._saved = saved
+        return store
 
     def load_results(self, *, repair: bool = False) -> list[str]:
         """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off. A line that does not
@@ -239,23 +272,78 @@ class Store:
             return warnings
         except OSError as exc:
             raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        good_end = 0
+        saved, self._saved = self._saved, None
         torn = False
         with f:
-            for number, line in enumerate(f, 1):
+            good_end = self._restore(saved, f) if saved is not None else 0
+            warnings.extend(self._line_warnings)
+            for number, line in enumerate(f, self._lines + 1):
                 if not line.endswith(b"\n"):
                     warnings.append(f"{path}: an incomplete last line was dropped; its match will be played again")
                     torn = True
                     break
                 if line.strip():
-                    warnings.extend(self._read_line(line[:-1], f"{path} line {number}", good_end))
+                    found = self._read_line(line[:-1], f"{path} line {number}", good_end)
+                    self._line_warnings += found
+                    warnings += found
                 good_end += len(line)
+                self._digest.update(line)
+                self._lines += 1
+        self._covered = good_end
         if repair and torn:
             with open(path, "r+b") as out:
                 out.truncate(good_end)
                 out.flush()
                 os.fsync(out.fileno())
         return warnings
+
+    def _restore(self, saved: checkpoint.Saved, f: IO[bytes]) -> int:
+        """Take the state of the first lines of the results open as ``f`` from the checkpoint ``saved`` when it
+        was made from them (their bytes unchanged) and holds what this store keeps (the report's running state,
+        when it collects); returns how many bytes it covers, with ``f`` there (0: nothing taken, ``f`` at 0)."""
+        digest = hashlib.sha256()
+        try:
+            left = saved.results
+            while left > 0 and (chunk := f.read(min(1 << 20, left))):
+                digest.update(chunk)
+                left -= len(chunk)
+            if left or digest.hexdigest() != saved.header["results_sha256"]:
+                raise ValueError("the results are not those of the checkpoint")
+            state = saved.state({"config": self.config, "ledger": self.schedule, "root": self.root})
+            collected = state["collected"]
+            if self.collected is not None and not isinstance(collected, Collected):
+                raise ValueError("the checkpoint holds no report state")
+            chain, extended, warned = state["chain"], state["extended"], state["warnings"]
+            if not (isinstance(chain, str) and isinstance(extended, int) and isinstance(warned, list)):
+                raise ValueError("not a store's state")
+            self.schedule.restore(state["ledger"])
+        except (ValueError, TypeError, KeyError, AttributeError, EOFError, ImportError, pickle.UnpicklingError):
+            saved.discard()
+            f.seek(0)
+            return 0
+        self._chain.previous, self.extended, self._line_warnings = chain, extended, [str(w) for w in warned]
+        if self.collected is not None:
+            self.collected.close()
+            self.collected = collected
+        elif isinstance(collected, Collected):
+            collected.close()
+        self._digest, self._covered, self._lines = digest, saved.results, saved.lines
+        return saved.results
+
+    def checkpoint(self) -> None:
+        """Write the folder's checkpoint of what its lines gave (:mod:`referee.tournament.checkpoint`): nothing
+        without a key, or when the state is not that of the lines (a failed read or write); a checkpoint that
+        cannot be written is left out (the next open reads the results in full)."""
+        if self.key is None or not self._sound:
+            return
+        self._checkpointed = time.monotonic()
+        c = self.collected if self.collected is not None and not self.collected.stale else None
+        state = {"ledger": self.schedule.state(), "chain": self._chain.previous, "extended": self.extended,
+                 "warnings": self._line_warnings, "collected": c}  # fmt: skip
+        named = {id(self.config): "config", id(self.schedule): "ledger"}
+        results = (self._covered, self._lines, self._digest.hexdigest())
+        with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            checkpoint.write(self.root, self.key, results, state, named, c.scratch() if c is not None else {})
 
     def _read_line(self, line: bytes, where: str, offset: int) -> list[str]:
         try:
@@ -386,9 +474,15 @@ class Store:
         if self._log is None:
             self._log = open(self.root / RESULTS, "ab")  # noqa: SIM115 - closed in close()
         offset = self._log.tell()
-        self._log.write((dumps_line(self._chain.sign(obj)) + "\n").encode("utf-8"))
+        data = (dumps_line(self._chain.sign(obj)) + "\n").encode("utf-8")
+        sound, self._sound = self._sound, False  # until the line is whole on disk
+        self._log.write(data)
         self._log.flush()
         os.fsync(self._log.fileno())
+        self._digest.update(data)
+        self._covered += len(data)
+        self._lines += 1
+        self._sound = sound and offset == self._covered - len(data)
         return offset
 
     def append(self, rec: Record) -> Record:
@@ -397,6 +491,9 @@ class Store:
         offset = self._write_line(rec.to_json())
         self.schedule.mark(self.schedule[rec.spec.match_id], offset)
         self._feed(rec, offset)
+        every = self.checkpoint_every
+        if every is not None and time.monotonic() - self._checkpointed >= every:
+            self.checkpoint()
         return rec
 
     def _feed(self, rec: Record, offset: int) -> None:
@@ -409,7 +506,12 @@ class Store:
                 self.collected.stale = True
 
     def close(self) -> None:
-        """Close the log and release the folder."""
+        """Close the log, write the checkpoint (a store that plays in the folder) and release the folder."""
+        if self._lock is not None:
+            self.checkpoint()
+        if self._saved is not None:
+            self._saved.discard()
+            self._saved = None
         if self._log is not None:
             with contextlib.suppress(OSError):  # a full disk: the lines were fsynced one by one already
                 self._log.close()
