@@ -14,11 +14,11 @@ Run: ``.venv/bin/python benchmarks/scale_e2e.py [--real 600,6000] [--synthetic 6
 Then, on each folder, each step in its own process: ``report`` (open the folder read-only, the end-of-run report:
 :func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it from its
 checkpoint, nothing left to play, the report), ``resume-full`` (the same with the checkpoint removed first: every
-line checked, as a folder that has none, or whose files changed since, is read), ``merge`` (of the two shards,
-into a new folder) and ``ladder`` (``tournament add``'s refit: a ladder step with one entrant, the description
-rewritten, the joint ratings of every game and the next ``--until-separated`` choice). Printed: the peak RSS of the step's process
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on a busy
-machine, read the CPU column); for ``report``, also the CPU time of the report alone once the results are
+line checked, as a folder that has none, or whose files changed since, is read), ``merge`` (of the two shards, into
+a new folder) and ``ladder`` (``tournament add``'s refit: a ladder step with one entrant, the description
+rewritten, the joint ratings of every game and the next ``--until-separated`` choice). Printed: the peak RSS of the
+step's process (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on
+a busy machine, read the CPU column); for ``report``, also the CPU time of the report alone once the results are
 gathered, which is what the end of a run adds (the run's store gathers them as the matches finish), without and
 with the pages.
 Goal: peak memory at 600,000 results within 1.2x of that at 6,000 (under 100 MB), each step's time per result flat

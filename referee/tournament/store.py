@@ -48,7 +48,6 @@ from referee.tournament.records import Extend, Record, Redeal
 from referee.tournament.report import scratch
 from referee.tournament.schedule import MatchSpec, check_size
 
-
 CHECKPOINT_EVERY_S = 600.0
 """How often a playing store writes its checkpoint as results come, besides when it closes: a run killed after
 days resumes from at most this much before (writing one costs about a second a million results)."""
