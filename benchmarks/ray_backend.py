@@ -28,6 +28,7 @@ from referee.records import MatchResult  # noqa: E402
 from referee.tournament import BotSpec, RunOptions, TournamentConfig, play, resolve_rules, start  # noqa: E402
 from referee.tournament.records import Played, Record  # noqa: E402
 from referee.tournament.schedule import MatchSpec  # noqa: E402
+from referee.tournament.units import Units  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -56,7 +57,7 @@ def on_ray(config: TournamentConfig, jobs: int, folder: Path, address: str) -> t
         store.append(Record.of(spec, result, played))
 
     t0 = time.perf_counter()
-    with RayRun(config, store.output(), store.pending(), jobs, address) as run:
+    with RayRun(config, store.output(), Units.pending(store.schedule, jobs), jobs, address) as run:
         t1 = time.perf_counter()
         run.run(emit, lambda: False)
         t2 = time.perf_counter()

@@ -54,9 +54,6 @@ from referee.tournament.store import Store, dumps_line  # noqa: E402
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 KEY = bytes(range(32))
 STEPS = ("report", "resume", "resume-full", "merge", "ladder")
-END: dict[str, float] = {}
-"""The report step's end-of-run figures: the CPU time of the report alone, once the results are gathered (what
-the end of a run adds), without and with the pages."""
 
 
 def _config(bots: int, pairs: int, command: str) -> TournamentConfig:
@@ -99,20 +96,22 @@ def real(root: Path, matches: int) -> int:
     return outcome.standings.matches
 
 
-def step(name: str, root: Path) -> int:
-    """Run step ``name`` on the folder ``root``; returns the results it read."""
+def step(name: str, root: Path, end: dict[str, float]) -> int:
+    """Run step ``name`` on the folder ``root``; returns the results it read. The report step puts its end-of-run
+    figures in ``end``: the CPU time of the report alone, once the results are gathered (what the end of a run
+    adds), without and with the pages."""
     from referee.tournament.session import play, summarize
 
     if name == "report":
         store = Store.open_readonly(root, KEY, collect=True)  # the results read as a run's store gathers them
         t0 = time.process_time()
         matches = summarize(store).standings.matches
-        END["end cpu s"] = time.process_time() - t0
+        end["end cpu s"] = time.process_time() - t0
         if next((root / "replays").glob("*.html"), None) is not None:  # and with the pages, where the run wrote
             # its match pages (a folder without them would have all its match pages written here)
             t0 = time.process_time()
             summarize(store, pages=True)
-            END["end+pages cpu s"] = time.process_time() - t0
+            end["end+pages cpu s"] = time.process_time() - t0
         return matches
     if name in ("resume", "resume-full"):
         if name == "resume-full":  # as if the folder had no checkpoint: every line checked (it writes one again)
@@ -157,15 +156,16 @@ def child(args: argparse.Namespace) -> None:
     """One step in this process: print its time, results and peak RSS as JSON."""
     t0, cpu0 = time.perf_counter(), time.process_time()
     root = Path(args.folder)
+    end: dict[str, float] = {}
     if args.step == "make-real":
         n = real(root, args.size)
     elif args.step == "make-synthetic":
         n = synthetic(root, args.size)
     else:
-        n = step(args.step, root)
+        n = step(args.step, root, end)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "cpu": cpu, "results": n, "peak": peak, **END}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "results": n, "peak": peak, **end}))
 
 
 def main() -> None:

@@ -273,9 +273,3 @@ def read(root: Path, key: bytes | None, scratch: Any) -> Saved | None:
                 out.close()
         return None
     return Saved(header, blob, files)
-
-
-def remove(root: Path) -> None:
-    """Remove ``root``'s checkpoint, if any (a folder whose results are written afresh)."""
-    with contextlib.suppress(OSError):
-        (root / CHECKPOINT).unlink()

@@ -297,7 +297,7 @@ def _run(
             store.options, backend=req.backend, ray_address=req.ray_address, ray_working_dir=ray_dir
         )
         _isolation(store.config.sandbox, store.config.require_cgroups, warn)
-        if req.backend == "local" and store.pending():
+        if req.backend == "local" and any(True for _ in store.schedule.pending()):
             try:
                 preflight(store.config, req.forfeit_broken, warn, "fix it and resume, or")
             except TournamentError:

@@ -211,6 +211,14 @@ class Ledger:
                 specs = self.pair(pairing, pair)
                 yield from (m for g, m in enumerate(specs) if slots[2 * pair + g] < 0)
 
+    def pending_ids(self) -> Iterator[tuple[int, int, str]]:
+        """(pairing, pair, match id) of each entry without a recorded result, in schedule order, nothing dealt."""
+        for _, pairing, pair in self.pair_keys():
+            slots = self._offsets[pairing]
+            for g in (0, 1):
+                if slots[2 * pair + g] < 0:
+                    yield pairing, pair, self.match_id(pairing, pair, g)
+
     def add_pair(self, pairing: int, pair: int, index: int) -> list[MatchSpec]:
         """Pair ``pair`` (the pairing's next) of ``pairing`` joins the schedule at position ``index``."""
         self.added[(pairing, pair)] = index
@@ -290,10 +298,6 @@ class Links:
     def links(self, spec: MatchSpec) -> tuple[str | None, str | None]:
         """The ids of the entries before and after ``spec`` in the schedule (None at either end)."""
         return self._before(spec.index), self._after(spec.index)
-
-    def around(self, specs: object) -> Links:
-        """What a remote worker needs for the pages of ``specs``: all of it (it is small)."""
-        return self
 
     def _in_shard(self, q: int) -> bool:
         k, n = self.shard

@@ -12,7 +12,9 @@ it (host and process id), the worker's running count of matches and the wall-clo
 report can check that the two games of every pair ran on one worker and never overlapped.
 
 With ``jobs`` above 1, ``jobs`` worker processes take units from a shared queue and send each finished result
-back to the main process, which alone writes the progress log. A worker whose parent dies (even by SIGKILL)
+back to the main process, which alone writes the progress log. The units are dealt as the queue needs them
+(:class:`~referee.tournament.units.Units`): a few a worker are queued at a time, each worker asking for the next
+when it ends one. A worker whose parent dies (even by SIGKILL)
 kills its bots and exits. When the run writes pages (:attr:`~referee.tournament.folder.Output.pages`), the worker
 that played a match writes its viewer page before sending the result, off the main process's path.
 """
@@ -46,7 +48,8 @@ from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output, output_error
 from referee.tournament.match_page import write_match_page
 from referee.tournament.records import Played, Record
-from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.schedule import MatchSpec
+from referee.tournament.units import Units
 
 
 def bot_limits(config: TournamentConfig, name: str | None = None) -> Limits:
@@ -176,14 +179,14 @@ def write_page(out: Output, rec: Record) -> None:
 
 
 def run_serial(
-    config: TournamentConfig, out: Output, matches: Sequence[MatchSpec], emit: Emit, should_stop: Callable[[], bool]
+    config: TournamentConfig, out: Output, units: Units, emit: Emit, should_stop: Callable[[], bool]
 ) -> None:
-    """Play ``matches`` in this process, one unit after another (``-j 1``), writing to ``out``."""
+    """Play ``units`` in this process, one after another (``-j 1``), writing to ``out``."""
 
     async def _all() -> None:
         worker = Worker()
         try:
-            for unit in work_units(list(matches), 1):
+            for unit in units:
                 if should_stop():
                     return
                 await play_unit(config, out, unit, emit, should_stop, worker)
@@ -226,6 +229,7 @@ def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, 
                 played += loop.run_until_complete(
                     play_unit(config, out, unit, emit, stop.is_set, worker)
                 )
+            results.put(("next",))
     except OutputError as exc:
         results.put(("fault", str(exc)))
     except BaseException:
@@ -239,30 +243,48 @@ def _worker(config_json: dict[str, Any], out: Output, tasks: Any, results: Any, 
             results.put(("done", played))
 
 
-class ParallelRun:
-    """``matches`` in ``jobs`` worker processes fed from one queue of units.
+QUEUED = 2
+"""Units queued a worker: one to play next while it plays one (a worker asks for another as it ends each)."""
 
-    Entering forks the workers (before any display thread exists) and queues every unit; :meth:`run` then
-    calls ``emit`` in this process, in completion order.
+
+class ParallelRun:
+    """``units`` in ``jobs`` worker processes fed from one queue.
+
+    Entering forks the workers (before any display thread exists) and queues the first units, :data:`QUEUED` a
+    worker; :meth:`run` then calls ``emit`` in this process, in completion order, and queues the next unit each
+    time a worker ends one. Only the matches of the units queued or in play are held here.
     """
 
-    def __init__(self, config: TournamentConfig, out: Output, matches: Sequence[MatchSpec], jobs: int) -> None:
+    def __init__(self, config: TournamentConfig, out: Output, units: Units, jobs: int) -> None:
         self.config = config
         self.out = out
-        self.by_id = {m.match_id: m for m in matches}
-        self.units = work_units(list(matches), jobs)
-        self.jobs = max(1, min(jobs, len(self.units)))
+        self.units = iter(units)
+        self.inflight: dict[str, MatchSpec] = {}
+        """The matches of the units queued or in play, by id."""
+        self.jobs = max(1, min(jobs, len(units)))
         self.ctx = mp.get_context("fork")
         self.tasks: Any = self.ctx.Queue()
         self.results: Any = self.ctx.Queue()
         self.stop = self.ctx.Event()
         self.workers: list[Any] = []
+        self._fed = False  # every unit queued, and the workers' ends after them
+
+    def _feed(self) -> None:
+        """Queue the next unit; when none is left (or the run stops), an end for each worker instead."""
+        if self._fed:
+            return
+        unit = None if self.stop.is_set() else next(self.units, None)
+        if unit is None:
+            self._fed = True
+            for _ in range(self.jobs):
+                self.tasks.put(None)
+            return
+        self.inflight.update((m.match_id, m) for m in unit)
+        self.tasks.put(unit)
 
     def __enter__(self) -> ParallelRun:
-        for unit in self.units:
-            self.tasks.put(unit)
-        for _ in range(self.jobs):
-            self.tasks.put(None)
+        for _ in range(QUEUED * self.jobs):
+            self._feed()
         args = (self.config.to_json(), self.out, self.tasks, self.results, self.stop, os.getpid())
         for i in range(self.jobs):
             p = self.ctx.Process(target=_worker, args=args, name=f"koikoi-worker-{i + 1}", daemon=False)
@@ -286,9 +308,11 @@ class ParallelRun:
                     raise WorkerError(f"worker {lost[0].name} ended with status {lost[0].exitcode}") from None
                 continue
             if msg[0] == "result":
-                emit(self.by_id[msg[1]], msg[2], msg[3])
+                emit(self.inflight.pop(msg[1]), msg[2], msg[3])
                 if should_stop():
                     self.stop.set()
+            elif msg[0] == "next":
+                self._feed()
             elif msg[0] == "error":
                 self.stop.set()
                 errors.append(msg[1])

@@ -222,19 +222,31 @@ def shard_of(schedule: list[MatchSpec], shard: tuple[int, int]) -> list[MatchSpe
     return [m for m in schedule if (m.index // 2) % n == k - 1]
 
 
+UNIT_PAIRS = 256
+"""The most deal pairs in one work unit: a unit is dealt and queued whole, and a worker keeps its bots from one
+unit to the next of the same pairing, so larger units save little and would hold a large run's matches."""
+
+
+def unit_pairs(matches: int, jobs: int) -> int:
+    """Deal pairs in each work unit of a run of ``matches`` matches on ``jobs`` workers: about eight units a
+    worker, a pairing a unit with one worker, never more than :data:`UNIT_PAIRS`."""
+    total_pairs = math.ceil(matches / 2)
+    return max(1, min(UNIT_PAIRS, math.ceil(total_pairs / (jobs * 8)) if jobs > 1 else total_pairs))
+
+
 def work_units(matches: list[MatchSpec], jobs: int) -> list[list[MatchSpec]]:
     """Matches grouped for workers: each unit is one pairing's consecutive pairs, pairing after pairing, each
     pair's two games side by side, its first-played game (:attr:`MatchSpec.order`) first. A worker plays a unit's
     matches one after the other, so both games of a pair run on the same worker, never at the same time.
 
     A worker keeps its two bots from one unit to the next of the same pairing, so units can be small: about
-    eight per worker balance the load. With one job, a pairing is a single unit.
+    eight per worker balance the load (:func:`unit_pairs`). With one job, a pairing is a single unit of up to
+    :data:`UNIT_PAIRS` pairs.
     """
     by_pairing: dict[int, list[MatchSpec]] = {}
     for m in matches:
         by_pairing.setdefault(m.pairing, []).append(m)
-    total_pairs = math.ceil(len(matches) / 2)
-    pairs_per_unit = max(1, math.ceil(total_pairs / (jobs * 8))) if jobs > 1 else max(1, total_pairs)
+    pairs_per_unit = unit_pairs(len(matches), jobs)
     units: list[list[MatchSpec]] = []
     for _, ms in sorted(by_pairing.items()):
         pair_ids = sorted({m.pair for m in ms})

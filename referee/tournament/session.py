@@ -26,6 +26,7 @@ from referee.tournament.separation import DEFAULT_MAX_PAIRS, next_pairings, summ
 from referee.tournament.standings import Standings, Tally, tally_of
 from referee.tournament.stats import SprtState
 from referee.tournament.store import Store
+from referee.tournament.units import Units
 
 __all__ = [
     "EXIT_GATE", "EXIT_OK", "Interim", "Outcome", "check_new", "default_jobs", "judge", "play", "resume", "start",
@@ -150,7 +151,8 @@ def play(
     interrupted ones afresh.
     """
     tracker = _SprtTracker(store)
-    pending = open_twins(store) if tracker.decided else store.pending()
+    jobs = store.options.jobs
+    pending = Units.of(open_twins(store), jobs) if tracker.decided else Units.pending(store.schedule, jobs)
     out = store.output()
     if interim is not None and interim.html:  # each worker writes the page of each match it plays
         out = replace(out, pages=store.schedule.links())
@@ -168,16 +170,16 @@ def play(
     bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live)
     report = LiveReport(store, interim, bar.note) if interim is not None and interim.active else None
     try:
-        if pending:
+        if pending.matches:
             _run(store, out, pending, emit, lambda: tracker.decided, bar)
         twins = open_twins(store) if tracker.decided else []
         if twins:
-            _run(store, out, twins, emit, lambda: False, bar)
+            _run(store, out, Units.of(twins, jobs), emit, lambda: False, bar)
         if store.options.until_separated and not tracker.decided:
             while chosen := next_pairings(_standings(store), store.config, budget(store) - store.extended):
                 added = store.extend(chosen)
                 bar.total += len(added)
-                _run(store, out, added, emit, lambda: False, bar)
+                _run(store, out, Units.of(added, jobs), emit, lambda: False, bar)
         return summarize(store, decided=tracker.decided, pages=interim is not None and interim.html)
     except KeyboardInterrupt:
         if report is not None:
@@ -203,8 +205,7 @@ def _standings(store: Store) -> Standings:
 
 
 def _run(
-    store: Store, out: Output, pending: list[MatchSpec], emit: Emit, should_stop: Callable[[], bool],
-    bar: ProgressDisplay,
+    store: Store, out: Output, pending: Units, emit: Emit, should_stop: Callable[[], bool], bar: ProgressDisplay,
 ) -> None:  # fmt: skip
     """Play ``pending`` on the run's backend (Ray, worker processes or this process) until ``should_stop``."""
     from referee.tournament.runner import ParallelRun, run_serial

@@ -437,7 +437,7 @@ class Store:
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""
-        found = {(m.pairing, m.pair) for m in self.pending() if started(self.root, m.match_id)}
+        found = {(pg, pair) for pg, pair, mid in self.schedule.pending_ids() if started(self.root, mid)}
         return sorted(found)
 
     def redeal_interrupted(self) -> list[tuple[int, int]]:

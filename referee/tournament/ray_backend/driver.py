@@ -9,7 +9,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any, NoReturn
 
@@ -20,7 +20,8 @@ from referee.tournament.preflight import first_line
 from referee.tournament.ray_backend.cluster import connect, preflight
 from referee.tournament.ray_backend.worker import Shipment, SlotWorker
 from referee.tournament.runner import Emit, WorkerError
-from referee.tournament.schedule import MatchSpec, work_units
+from referee.tournament.schedule import MatchSpec
+from referee.tournament.units import Units
 
 NODES_CSV = "nodes.csv"
 """The file in ``logs/`` that says which node played each match: ``match_id,node_id,node_ip``."""
@@ -42,7 +43,8 @@ class _Slot:
 
 
 class RayRun:
-    """``matches`` on a Ray cluster: ``jobs`` actors fed from one queue of units; the driver side.
+    """``units`` on a Ray cluster: ``jobs`` actors fed from one queue of units, dealt as an actor is free for one
+    (only the matches of the units taken and not yet recorded are held); the driver side.
 
     Entering connects (``address``; None: a local Ray runtime), checks the bots on every node and creates the
     actors; :meth:`run` then calls ``emit`` in this process, in completion order, after writing each match's
@@ -53,7 +55,7 @@ class RayRun:
         self,
         config: TournamentConfig,
         out: Output,
-        matches: Sequence[MatchSpec],
+        units: Units,
         jobs: int,
         address: str | None = None,
         working_dir: str | None = None,
@@ -66,10 +68,11 @@ class RayRun:
         self.working_dir = working_dir
         # bots start from the copy of the working directory where one is shipped, else from the driver's folder
         self.cwd = "" if working_dir is not None else os.getcwd()
-        self.by_id = {m.match_id: m for m in matches}
-        self.units: deque[list[MatchSpec]] = deque(work_units(list(matches), jobs))
-        self.jobs = max(1, min(jobs, len(self.units)))
-        self.recorded: set[str] = set()
+        self.fresh = iter(units)
+        self.units: deque[list[MatchSpec]] = deque()  # units taken and not played: the next, or a lost slot's
+        self.jobs = max(1, min(jobs, len(units)))
+        self.inflight: dict[str, MatchSpec] = {}
+        """The matches of the units taken (queued, in play or lost with a slot) and not yet recorded, by id."""
         self.lost = 0  # actors lost while running
         self.checked: set[str] = set()  # nodes whose preflight passed
         self.losses: dict[str, int] = {}  # match id -> times it was lost with its slot
@@ -105,8 +108,8 @@ class RayRun:
         return self
 
     def _add_actor(self) -> None:
-        # the schedule's order goes with each unit, as much of it as the unit's pages need
-        actor = self._actor_class.remote(self.config.to_json(), dataclasses.replace(self.out, pages=None), self.cwd)
+        # the schedule's shape goes with the output settings, when the run writes pages: a few numbers
+        actor = self._actor_class.remote(self.config.to_json(), self.out, self.cwd)
         self._all.append(actor)
         self._starting[actor.node.remote()] = actor
 
@@ -117,12 +120,11 @@ class RayRun:
 
         stopped = False
         alone_since = time.monotonic()
-        while self._running or (self.units and not stopped):
-            while self._idle and self.units and not stopped:
+        while self._running or (self._more() and not stopped):
+            while self._idle and self._more() and not stopped:
                 actor = self._idle.pop()
                 unit = self.units.popleft()
-                pages = None if self.out.pages is None else self.out.pages.around(unit)
-                self._running[actor.play.remote(unit, pages)] = _Slot(actor, unit)
+                self._running[actor.play.remote(unit)] = _Slot(actor, unit)
             if self._running or self._idle:
                 alone_since = time.monotonic()
             elif time.monotonic() - alone_since > NO_WORKER_S:
@@ -143,6 +145,15 @@ class RayRun:
                     stopped = True
                     for slot in self._running.values():
                         slot.actor.stop.remote()
+
+    def _more(self) -> bool:
+        """True when a unit is waiting to be played (the next one dealt when none is taken)."""
+        if not self.units:
+            unit = next(self.fresh, None)
+            if unit is not None:
+                self.inflight.update((m.match_id, m) for m in unit)
+                self.units.append(unit)
+        return bool(self.units)
 
     def _placed(self, ref: Any) -> None:
         import ray
@@ -190,12 +201,11 @@ class RayRun:
             return False
         recorded = False
         for shipment in batch:
-            if shipment.match_id in self.recorded or shipment.match_id not in self.by_id:
+            spec = self.inflight.pop(shipment.match_id, None)
+            if spec is None:
                 continue  # a result already recorded counts once
-            spec = self.by_id[shipment.match_id]
             self._write(spec, shipment)
             emit(spec, shipment.result, shipment.played)
-            self.recorded.add(spec.match_id)
             recorded = True
         return recorded
 
@@ -203,7 +213,7 @@ class RayRun:
         """The slot's actor or node is gone: its unrecorded matches go back to the queue, a new actor is asked
         for."""
         self.lost += 1
-        rest = [m for m in slot.unit if m.match_id not in self.recorded]
+        rest = [m for m in slot.unit if m.match_id in self.inflight]
         for m in rest:
             self.losses[m.match_id] = self.losses.get(m.match_id, 0) + 1
             if self.losses[m.match_id] > MAX_LOSSES:

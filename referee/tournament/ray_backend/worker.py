@@ -18,7 +18,6 @@ from referee.records import MatchResult
 from referee.seats.process import adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
 from referee.tournament.folder import Output
-from referee.tournament.ledger import Links
 from referee.tournament.match_page import match_page
 from referee.tournament.preflight import check_all
 from referee.tournament.records import Played
@@ -68,7 +67,7 @@ class SlotWorker:
         adopt_orphans()  # the bots' orphans re-parent to this actor's process and are reaped here
         self.config = TournamentConfig.from_json(config_json)
         self.staging = Path(tempfile.mkdtemp(prefix="koikoi-ray-"))
-        self.out = dataclasses.replace(out, root=self.staging, pages=None)
+        self.out = dataclasses.replace(out, root=self.staging)
         (self.staging / "replays").mkdir()
         (self.staging / "logs").mkdir()
         self.worker = Worker()
@@ -84,17 +83,17 @@ class SlotWorker:
         """Finish the current match, then play no more of the unit."""
         self.stopping = True
 
-    async def play(self, unit: list[MatchSpec], pages: Links | None = None) -> AsyncIterator[list[Shipment]]:
+    async def play(self, unit: list[MatchSpec]) -> AsyncIterator[list[Shipment]]:
         """Play ``unit`` (one pairing's matches), yielding the matches as they end: each batch holds the matches
-        that ended within :data:`BATCH_S` of its first (one match, unless they are very short). With ``pages``
-        (the unit's part of the schedule), each match's viewer page is written here and shipped with it."""
+        that ended within :data:`BATCH_S` of its first (one match, unless they are very short). When the run
+        writes pages (the slot's output has the schedule's shape), each match's viewer page is written here and
+        shipped with it."""
         done: asyncio.Queue[tuple[MatchSpec, MatchResult, Played] | None] = asyncio.Queue()
 
         def emit(spec: MatchSpec, result: MatchResult, where: Played) -> None:
             done.put_nowait((spec, result, where))
 
-        out = dataclasses.replace(self.out, pages=pages)
-        task = asyncio.ensure_future(play_unit(self.config, out, unit, emit, lambda: self.stopping, self.worker))
+        task = asyncio.ensure_future(play_unit(self.config, self.out, unit, emit, lambda: self.stopping, self.worker))
         task.add_done_callback(lambda _: done.put_nowait(None))
         loop = asyncio.get_running_loop()
         ended = False
