@@ -11,16 +11,17 @@ Run: ``.venv/bin/python benchmarks/scale_e2e.py [--real 600,6000] [--synthetic 6
   same schedule as two shard folders, for the merge. Each is then opened and closed once, as the end of a run
   leaves it: its lines checked and its checkpoint written (:mod:`referee.tournament.checkpoint`).
 
-Then, on each folder, each step in its own process: ``report`` (open the folder read-only, the end-of-run report:
-:func:`~referee.tournament.session.summarize`), ``resume`` (``--resume`` of the finished folder: open it from its
-checkpoint, nothing left to play, the report), ``resume-full`` (the same with the checkpoint removed first: every
-line checked, as a folder that has none, or whose files changed since, is read), ``merge`` (of the two shards, into
-a new folder) and ``ladder`` (``tournament add``'s refit: a ladder step with one entrant, the description
-rewritten, the joint ratings of every game and the next ``--until-separated`` choice). Printed: the peak RSS of the
-step's process (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on
-a busy machine, read the CPU column); for ``report``, also the CPU time of the report alone once the results are
-gathered, which is what the end of a run adds (the run's store gathers them as the matches finish), without and
-with the pages.
+Then, on each folder, each step in its own process: ``start`` (the work units of the whole schedule as a run at
+``-j 2`` makes them before its first match, as if nothing were played, and the first units queued), ``report``
+(open the folder read-only, the end-of-run report: :func:`~referee.tournament.session.summarize`), ``resume``
+(``--resume`` of the finished folder: open it from its checkpoint, nothing left to play, the report), ``resume-
+full`` (the same with the checkpoint removed first: every line checked, as a folder that has none, or whose files
+changed since, is read), ``merge`` (of the two shards, into a new folder) and ``ladder`` (``tournament add``'s
+refit: a ladder step with one entrant, the description rewritten, the joint ratings of every game and the next
+``--until-separated`` choice). Printed: the peak RSS of the step's process
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``), its time and its time per result (wall and CPU: on a busy machine,
+read the CPU column); for ``report``, also the CPU time of the report alone once the results are gathered, which is
+what the end of a run adds (the run's store gathers them as the matches finish), without and with the pages.
 Goal: peak memory at 600,000 results within 1.2x of that at 6,000 (under 100 MB), each step's time per result flat
 within 1.5x, the report of a 6,000-match run under 2 s.
 """
@@ -53,7 +54,7 @@ from referee.tournament.store import Store, dumps_line  # noqa: E402
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 KEY = bytes(range(32))
-STEPS = ("report", "resume", "resume-full", "merge", "ladder")
+STEPS = ("start", "report", "resume", "resume-full", "merge", "ladder")
 
 
 def _config(bots: int, pairs: int, command: str) -> TournamentConfig:
@@ -102,6 +103,16 @@ def step(name: str, root: Path, end: dict[str, float]) -> int:
     adds), without and with the pages."""
     from referee.tournament.session import play, summarize
 
+    if name == "start":  # what a run of the whole schedule holds before its first match (-j 2)
+        from referee.tournament.folder import read_description
+        from referee.tournament.ledger import Ledger
+        from referee.tournament.runner import QUEUED
+        from referee.tournament.units import Units
+
+        units = Units.pending(Ledger(read_description(root, KEY).config, (1, 1)), 2)
+        first = [unit for unit, _ in zip(units, range(2 * QUEUED), strict=False)]
+        assert sum(map(len, first)) <= units.matches
+        return units.matches
     if name == "report":
         store = Store.open_readonly(root, KEY, collect=True)  # the results read as a run's store gathers them
         t0 = time.process_time()
