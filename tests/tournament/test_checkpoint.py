@@ -89,6 +89,19 @@ def _full_report(root: Path) -> dict[str, bytes]:
     return _report(root)
 
 
+def _reopened(root: Path, monkeypatch: pytest.MonkeyPatch, checked: int, done: int) -> _Reads:
+    """Open ``root``: ``checked`` lines are checked one by one and ``done`` matches are recorded; its report is the
+    report of a full read. Returns the count of lines checked (the full read's added)."""
+    reads = _Reads(monkeypatch)
+    store = Store.open(root, 1, KEY)
+    assert reads.count == checked and store.done == done
+    summarize(store)
+    store.close()
+    got = {name: (root / name).read_bytes() for name in REPORT}
+    assert _full_report(root) == got
+    return reads
+
+
 def _lines(root: Path) -> int:
     return len((root / RESULTS).read_bytes().splitlines())
 
@@ -98,14 +111,8 @@ def test_a_closed_folder_opens_from_its_checkpoint_and_reports_as_a_full_read(
 ) -> None:
     _made(tmp_path, 50)
     assert (tmp_path / cp.CHECKPOINT).is_file()
-    reads = _Reads(monkeypatch)
-    store = Store.open(tmp_path, 1, KEY)
-    assert reads.count == 0 and store.done == 50
-    summarize(store)
-    store.close()
-    from_checkpoint = {name: (tmp_path / name).read_bytes() for name in REPORT}
-    assert _full_report(tmp_path) == from_checkpoint
-    assert reads.count == 50
+    reads = _reopened(tmp_path, monkeypatch, checked=0, done=50)
+    assert reads.count == 50  # the full read's
 
 
 def test_only_the_lines_after_the_checkpoint_are_checked_after_a_killed_run(
@@ -114,13 +121,7 @@ def test_only_the_lines_after_the_checkpoint_are_checked_after_a_killed_run(
     left = _made(tmp_path, 30)
     _killed_run(tmp_path, left[:7])  # no close, so no new checkpoint
     assert _lines(tmp_path) == 37
-    reads = _Reads(monkeypatch)
-    store = Store.open(tmp_path, 1, KEY)
-    assert reads.count == 7 and store.done == 37
-    summarize(store)
-    store.close()
-    got = {name: (tmp_path / name).read_bytes() for name in REPORT}
-    assert _full_report(tmp_path) == got
+    _reopened(tmp_path, monkeypatch, checked=7, done=37)
 
 
 def test_an_edited_result_line_is_found_as_without_a_checkpoint(tmp_path: Path) -> None:
@@ -253,10 +254,4 @@ def test_a_pair_dealt_afresh_after_the_checkpoint_gives_the_report_of_a_full_rea
 def test_a_playing_store_checkpoints_as_results_come(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     left = _made(tmp_path, 10)
     _killed_run(tmp_path, left[:5], every=0)  # a checkpoint after every result, then killed
-    reads = _Reads(monkeypatch)
-    store = Store.open(tmp_path, 1, KEY)
-    assert reads.count == 0 and store.done == 15
-    summarize(store)
-    store.close()
-    got = {name: (tmp_path / name).read_bytes() for name in REPORT}
-    assert _full_report(tmp_path) == got
+    _reopened(tmp_path, monkeypatch, checked=0, done=15)
