@@ -35,6 +35,7 @@ import io
 import json
 import os
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -131,16 +132,50 @@ class _Unpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"no object named {pid!r}") from None
 
 
+class _Signed(io.RawIOBase):
+    """A file open for writing whose bytes also go to a MAC: what the pickler writes the state through."""
+
+    def __init__(self, out: IO[bytes], mac: hmac.HMAC) -> None:
+        super().__init__()
+        self._out = out
+        self._mac = mac
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._mac.update(data)
+        return self._out.write(data)
+
+
+def _copy(src: IO[bytes], n: int | None, mac: hmac.HMAC, *outs: IO[bytes]) -> None:
+    """Copy ``n`` bytes (None: to the end) of ``src`` to ``outs``, each byte fed to ``mac``; ``ValueError`` when
+    ``src`` ends first."""
+    left = n
+    while left is None or left > 0:
+        chunk = src.read(_CHUNK if left is None else min(_CHUNK, left))
+        if not chunk:
+            if left is None:
+                return
+            raise ValueError("cut short")
+        mac.update(chunk)
+        for out in outs:
+            out.write(chunk)
+        if left is not None:
+            left -= len(chunk)
+
+
 @dataclass
 class Saved:
     """A checkpoint read from a folder, its MAC checked; :meth:`state` loads its state (once its files fit).
 
-    ``header``: the sizes and digests it was made for; ``scratch``: the scratch files it carried, by name, each a
-    temporary file of the folder holding their bytes (given to the state as it loads; :meth:`discard` closes the
-    ones not taken)."""
+    ``header``: the sizes and digests it was made for; ``pickled``: a private temporary copy of its state's
+    pickle, the bytes the MAC checked; ``scratch``: the scratch files it carried, by name, each a temporary file
+    of the folder holding their bytes (given to the state as it loads; :meth:`discard` closes what no state
+    took)."""
 
     header: dict[str, Any]
-    blob: bytes
+    pickled: IO[bytes]
     scratch: dict[str, IO[bytes]] = field(default_factory=dict)
 
     @property
@@ -160,15 +195,17 @@ class Saved:
     def state(self, named: dict[str, Any]) -> dict[str, Any]:
         """The saved state, the objects of ``named`` and the scratch files put back where they were named.
         :class:`pickle.UnpicklingError` (or another error of a damaged pickle) when it does not load."""
-        state = _Unpickler(io.BytesIO(self.blob), {**named, **self.scratch}).load()
+        self.pickled.seek(0)
+        state = _Unpickler(self.pickled, {**named, **self.scratch}).load()
         if not isinstance(state, dict):
             raise pickle.UnpicklingError("a checkpoint's state is a dict")
         self.scratch = {}
+        self.discard()
         return state
 
     def discard(self) -> None:
-        """Close the scratch files no state took."""
-        for f in self.scratch.values():
+        """Close the state's copy and the scratch files no state took."""
+        for f in (self.pickled, *self.scratch.values()):
             with contextlib.suppress(OSError):
                 f.close()
         self.scratch = {}
@@ -185,39 +222,31 @@ def write(
     """Write ``root``'s checkpoint atomically: ``results`` is (bytes, lines, SHA-256) of the ``results.jsonl``
     prefix that ``state`` was worked out from; ``named``: the objects of the state not to write but to name
     (``id(obj)`` -> name); ``scratch``: the scratch files to carry, by name, each with how many of its first
-    bytes count. Errors (``OSError``, a state that does not pickle) are the caller's; no half file is left."""
+    bytes count. The file: the header line, the scratch bytes, the state's pickle (streamed, never held whole),
+    the MAC of all of it. Errors (``OSError``, a state that does not pickle) are the caller's; no half file is
+    left."""
     description = file_digest(root / "tournament.json")
     if description is None:
         raise OSError(f"{root}: tournament.json cannot be read")
-    buf = io.BytesIO()
-    _Pickler(buf, {**named, **{id(f): name for name, (f, _) in scratch.items()}}, root).dump(state)
-    blob = buf.getvalue()
     size, lines, digest = results
     header = {"format": FORMAT, "build": build(), "key_id": key_id(key), "description": description,
-              "results": size, "lines": lines, "results_sha256": digest, "state": len(blob),
+              "results": size, "lines": lines, "results_sha256": digest,
               "scratch": [[name, n] for name, (_, n) in scratch.items()]}  # fmt: skip
     path = root / CHECKPOINT
     tmp = path.with_name(path.name + ".tmp")
     mac = hmac.new(key, _DOMAIN, hashlib.sha256)
     try:
         with open(tmp, "wb") as out:
-
-            def put(data: bytes) -> None:
-                mac.update(data)
-                out.write(data)
-
-            put((json.dumps(header, sort_keys=True) + "\n").encode("ascii"))
-            put(blob)
+            first = (json.dumps(header, sort_keys=True) + "\n").encode("ascii")
+            mac.update(first)
+            out.write(first)
             for f, n in scratch.values():
                 f.flush()
                 f.seek(0)
-                left = n
-                while left > 0:
-                    chunk = f.read(min(_CHUNK, left))
-                    if not chunk:
-                        raise OSError("a scratch file is shorter than its rows")
-                    put(chunk)
-                    left -= len(chunk)
+                _copy(f, n, mac, out)
+            signed = io.BufferedWriter(_Signed(out, mac), _CHUNK)
+            _Pickler(signed, {**named, **{id(f): name for name, (f, _) in scratch.items()}}, root).dump(state)
+            signed.flush()
             out.write(mac.hexdigest().encode("ascii") + b"\n")
             out.flush()
             os.fsync(out.fileno())
@@ -228,10 +257,15 @@ def write(
         raise
 
 
-def read(root: Path, key: bytes | None, scratch: Any) -> Saved | None:
-    """The checkpoint of ``root`` when there is one made under ``key`` by this version of the referee and its MAC
+_MAC_LINE = 65
+"""The MAC's line at the end of a checkpoint: 64 hex digits and a newline."""
+
+
+def read(root: Path, key: bytes | None, scratch: Callable[[Path], IO[bytes]]) -> Saved | None:
+    """The checkpoint of ``root`` when there is one made under ``key`` by this build of the referee and its MAC
     checks; None otherwise (no key: no checkpoint is used). ``scratch(folder)`` makes each temporary file that
-    the carried scratch bytes are copied into."""
+    the carried bytes are copied into (the scratch rows, and the state's pickle, loaded from that private copy
+    of what the MAC checked, never from the folder's file)."""
     if key is None:
         return None
     made: list[IO[bytes]] = []
@@ -243,25 +277,16 @@ def read(root: Path, key: bytes | None, scratch: Any) -> Saved | None:
                 return None
             if header.get("build") != build() or header.get("key_id") != key_id(key):
                 return None
-            sizes = header["scratch"]
             mac = hmac.new(key, _DOMAIN + first, hashlib.sha256)
-            blob = f.read(int(header["state"]))
-            mac.update(blob)
             files: dict[str, IO[bytes]] = {}
-            for name, n in sizes:
-                out = scratch(root)
-                made.append(out)
-                left = int(n)
-                while left > 0:
-                    chunk = f.read(min(_CHUNK, left))
-                    if not chunk:
-                        raise ValueError("cut short")
-                    mac.update(chunk)
-                    out.write(chunk)
-                    left -= len(chunk)
+            for name, n in header["scratch"]:
+                made.append(out := scratch(root))
+                _copy(f, int(n), mac, out)
                 files[str(name)] = out
-            want = f.readline().strip()
-            if f.read(1) or not hmac.compare_digest(want, mac.hexdigest().encode("ascii")):
+            made.append(pickled := scratch(root))
+            _copy(f, os.fstat(f.fileno()).st_size - f.tell() - _MAC_LINE, mac, pickled)
+            want = f.read(_MAC_LINE)
+            if f.read(1) or not hmac.compare_digest(want, mac.hexdigest().encode("ascii") + b"\n"):
                 raise ValueError("the MAC does not match")
             for name in ("description", "results_sha256"):
                 if not isinstance(header.get(name), str):
@@ -272,4 +297,4 @@ def read(root: Path, key: bytes | None, scratch: Any) -> Saved | None:
             with contextlib.suppress(OSError):
                 out.close()
         return None
-    return Saved(header, blob, files)
+    return Saved(header, pickled, files)

@@ -136,7 +136,7 @@ def test_an_edited_result_line_is_found_as_without_a_checkpoint(tmp_path: Path) 
         Store.open(tmp_path, 1, KEY)
 
 
-@pytest.mark.parametrize("damage", ["flip-state", "flip-rows", "cut", "empty", "other-format"])
+@pytest.mark.parametrize("damage", ["flip-rows", "flip-state", "cut", "empty", "other-format"])
 def test_a_damaged_checkpoint_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
@@ -145,9 +145,9 @@ def test_a_damaged_checkpoint_is_not_used(
     path = tmp_path / cp.CHECKPOINT
     data = bytearray(path.read_bytes())
     header_end = data.index(b"\n") + 1
-    if damage == "flip-state":
+    if damage == "flip-rows":  # the scratch rows follow the header
         data[header_end + 40] ^= 1
-    elif damage == "flip-rows":
+    elif damage == "flip-state":  # the state's pickle comes last, before the MAC
         data[-100] ^= 1
     elif damage == "cut":
         del data[len(data) // 2 :]
