@@ -35,6 +35,7 @@ import io
 import json
 import os
 import pickle
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,6 +178,7 @@ class Saved:
     header: dict[str, Any]
     pickled: IO[bytes]
     scratch: dict[str, IO[bytes]] = field(default_factory=dict)
+    tables: dict[str, list[array[int]]] = field(default_factory=dict)
 
     @property
     def results(self) -> int:
@@ -196,7 +198,7 @@ class Saved:
         """The saved state, the objects of ``named`` and the scratch files put back where they were named.
         :class:`pickle.UnpicklingError` (or another error of a damaged pickle) when it does not load."""
         self.pickled.seek(0)
-        state = _Unpickler(self.pickled, {**named, **self.scratch}).load()
+        state = _Unpickler(self.pickled, {**named, **self.scratch, **self.tables}).load()
         if not isinstance(state, dict):
             raise pickle.UnpicklingError("a checkpoint's state is a dict")
         self.scratch = {}
@@ -218,20 +220,22 @@ def write(
     state: dict[str, Any],
     named: dict[int, str],
     scratch: dict[str, tuple[IO[bytes], int]],
+    tables: dict[str, list[array[int]]],
 ) -> None:
-    """Write ``root``'s checkpoint atomically: ``results`` is (bytes, lines, SHA-256) of the ``results.jsonl``
-    prefix that ``state`` was worked out from; ``named``: the objects of the state not to write but to name
+    """Write ``root``'s checkpoint atomically: ``results`` is (bytes, lines, SHA-256) of the ``results.jsonl`` prefix
+    that ``state`` was worked out from; ``named``: the objects of the state not to write but to name
     (``id(obj)`` -> name); ``scratch``: the scratch files to carry, by name, each with how many of its first
-    bytes count. The file: the header line, the scratch bytes, the state's pickle (streamed, never held whole),
-    the MAC of all of it. Errors (``OSError``, a state that does not pickle) are the caller's; no half file is
-    left."""
+    bytes count; ``tables``: the lists of arrays of the state to write as they are in memory, by name (the
+    offsets of every match: through a pickle, each would be held twice as it loads). The file: the header line,
+    the scratch bytes, the tables, the state's pickle (streamed, never held whole), the MAC of all of it. Errors
+    (``OSError``, a state that does not pickle) are the caller's; no half file is left."""
     description = file_digest(root / "tournament.json")
     if description is None:
         raise OSError(f"{root}: tournament.json cannot be read")
     size, lines, digest = results
     header = {"format": FORMAT, "build": build(), "key_id": key_id(key), "description": description,
               "results": size, "lines": lines, "results_sha256": digest,
-              "scratch": [[name, n] for name, (_, n) in scratch.items()]}  # fmt: skip
+              "scratch": [[name, n] for name, (_, n) in scratch.items()], "tables": list(tables)}  # fmt: skip
     path = root / CHECKPOINT
     tmp = path.with_name(path.name + ".tmp")
     mac = hmac.new(key, _DOMAIN, hashlib.sha256)
@@ -245,7 +249,13 @@ def write(
                 f.seek(0)
                 _copy(f, n, mac, out)
             signed = io.BufferedWriter(_Signed(out, mac), _CHUNK)
-            _Pickler(signed, {**named, **{id(f): name for name, (f, _) in scratch.items()}}, root).dump(state)
+            for table in tables.values():
+                signed.write(len(table).to_bytes(4, "little"))
+                for arr in table:
+                    signed.write(arr.typecode.encode("ascii") + len(arr).to_bytes(8, "little"))
+                    arr.tofile(signed)
+            named = {**named, **{id(f): name for name, (f, _) in scratch.items()}}
+            _Pickler(signed, {**named, **{id(t): name for name, t in tables.items()}}, root).dump(state)
             signed.flush()
             out.write(mac.hexdigest().encode("ascii") + b"\n")
             out.flush()
@@ -283,6 +293,7 @@ def read(root: Path, key: bytes | None, scratch: Callable[[Path], IO[bytes]]) ->
                 made.append(out := scratch(root))
                 _copy(f, int(n), mac, out)
                 files[str(name)] = out
+            tables = {str(name): _table(f, mac) for name in header["tables"]}
             made.append(pickled := scratch(root))
             _copy(f, os.fstat(f.fileno()).st_size - f.tell() - _MAC_LINE, mac, pickled)
             want = f.read(_MAC_LINE)
@@ -297,4 +308,25 @@ def read(root: Path, key: bytes | None, scratch: Callable[[Path], IO[bytes]]) ->
             with contextlib.suppress(OSError):
                 out.close()
         return None
-    return Saved(header, pickled, files)
+    return Saved(header, pickled, files, tables)
+
+
+def _table(f: IO[bytes], mac: hmac.HMAC) -> list[array[int]]:
+    """A list of arrays as :func:`write` writes it, each byte fed to ``mac``; ``ValueError`` when cut short."""
+
+    def take(n: int) -> bytes:
+        data = f.read(n)
+        if len(data) != n:
+            raise ValueError("cut short")
+        mac.update(data)
+        return data
+
+    out: list[array[int]] = []
+    for _ in range(int.from_bytes(take(4), "little")):
+        head = take(9)
+        arr = array(head[:1].decode("ascii"))
+        if arr.typecode not in ("i", "q"):
+            raise ValueError("not a table of offsets")
+        arr.frombytes(take(int.from_bytes(head[1:], "little") * arr.itemsize))
+        out.append(arr)
+    return out

@@ -16,6 +16,7 @@ report reads the results once more (:meth:`Store.collection <referee.tournament.
 from __future__ import annotations
 
 import contextlib
+from array import array
 from pathlib import Path
 from typing import IO
 
@@ -73,10 +74,11 @@ class Collected:
         self.tally = self.digest.tally = fresh
         self.config = self.digest.config = config
 
-    def scratch(self) -> dict[str, tuple[IO[bytes], int]]:
-        """The temporary files of the rows, each with how many of its first bytes count (what a checkpoint
-        carries, named as the checkpoint names them)."""
-        return {"rows": self.rows.scratch(), "pairs": self.pair_list.scratch()}
+    def scratch(self) -> tuple[dict[str, tuple[IO[bytes], int]], dict[str, list[array[int]]]]:
+        """What a checkpoint carries beside the pickle, named as it names them: the temporary files of the rows,
+        each with how many of its first bytes count, and where each row is in them."""
+        (rows, at), (pairs, pairs_at) = self.rows.scratch(), self.pair_list.scratch()
+        return {"rows": rows, "pairs": pairs}, {"rows-at": at, "pairs-at": pairs_at}
 
     def close(self) -> None:
         """Remove the temporary files (a full disk's error on the way is of no account: they are scratch)."""

@@ -268,6 +268,11 @@ class Ledger:
         return {"added": self.added, "redeals": self.redeals, "offsets": self._offsets, "size": self._size,
                 "recorded": self.recorded}  # fmt: skip
 
+    def offset_table(self) -> list[array[int]]:
+        """The offsets of the recorded results, an array a pairing (what :meth:`state` holds: a checkpoint writes
+        it as it is in memory)."""
+        return self._offsets
+
     def restore(self, state: dict[str, object]) -> None:
         """Take back what :meth:`state` gave (of this schedule: the same config and shard)."""
         added, redeals, offsets = state["added"], state["redeals"], state["offsets"]

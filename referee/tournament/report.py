@@ -13,6 +13,7 @@ import json
 import json.encoder
 import math
 import tempfile
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -299,9 +300,10 @@ class PairList:
         put(self._at, pairing, p.pair, self._size)
         self._size += 8 + len(line) + len(entry)
 
-    def scratch(self) -> tuple[IO[bytes], int]:
-        """The temporary file and how many of its first bytes hold the rows (what a checkpoint carries)."""
-        return self._file, self._size
+    def scratch(self) -> tuple[tuple[IO[bytes], int], list[array[int]]]:
+        """What a checkpoint carries: the temporary file with how many of its first bytes hold the rows, and
+        where each row is in it."""
+        return (self._file, self._size), self._at
 
     def texts(self) -> Iterator[tuple[str, str]]:
         """The texts, by pairing then pair (each once); the list stays open (:meth:`close`)."""
@@ -340,9 +342,10 @@ class MatchRows:
         self._row = io.StringIO()
         self._csv = csv.writer(self._row, lineterminator="\n")
 
-    def scratch(self) -> tuple[IO[bytes], int]:
-        """The temporary file and how many of its first bytes hold the rows (what a checkpoint carries)."""
-        return self._file, self._size
+    def scratch(self) -> tuple[tuple[IO[bytes], int], list[array[int]]]:
+        """What a checkpoint carries: the temporary file with how many of its first bytes hold the rows, and
+        where each row is in it."""
+        return (self._file, self._size), self._at
 
     def add(self, rec: Record) -> None:
         """The row of ``rec``."""

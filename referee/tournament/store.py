@@ -220,11 +220,10 @@ class Store:
         a torn last line cut off, interrupted deal pairs dealt afresh."""
         store = Store._describe(root, jobs, key)
         store._lock = lock_folder(root)
-        store._collect()
         try:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
-            store.warnings = store.load_results(repair=True)
+            store.warnings = store.load_results(repair=True, collect=True)
             store._sound = True
             store.redeal_interrupted()
         except OSError as exc:
@@ -240,9 +239,7 @@ class Store:
         """An existing tournament folder, to read only (nothing is written); ``collect``: gather the report's
         running state while its results are read (:attr:`collected`), for a report or pages to follow."""
         store = Store._describe(root, 1, key)
-        if collect:
-            store._collect()
-        store.warnings = store.load_results(repair=False)
+        store.warnings = store.load_results(repair=False, collect=collect)
         return store
 
     @staticmethod
@@ -260,21 +257,26 @@ class Store:
         store._saved = saved
         return store
 
-    def load_results(self, *, repair: bool = False) -> list[str]:
-        """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off. A line that does not
-        parse or (with the key) does not check is a :class:`TournamentError` naming it."""
+    def load_results(self, *, repair: bool = False, collect: bool = False) -> list[str]:
+        """Read ``results.jsonl``; returns warnings; ``repair`` cuts a torn last line off; ``collect`` gathers the
+        report's running state (:attr:`collected`). A line that does not parse or (with the key) does not check
+        is a :class:`TournamentError` naming it."""
         path = self.root / RESULTS
         warnings: list[str] = [] if self.key is not None else [f"{path}: {NO_KEY}"]
         try:
             f = open(path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
+            if collect:
+                self._collect()
             return warnings
         except OSError as exc:
             raise TournamentError(f"{path}: cannot read: {exc.strerror or exc}") from None
         saved, self._saved = self._saved, None
         torn = False
         with f:
-            good_end = self._restore(saved, f) if saved is not None else 0
+            good_end = self._restore(saved, f, collect) if saved is not None else 0
+            if collect and self.collected is None:
+                self._collect()
             warnings.extend(self._line_warnings)
             for number, line in enumerate(f, self._lines + 1):
                 if not line.endswith(b"\n"):
@@ -296,10 +298,10 @@ class Store:
                 os.fsync(out.fileno())
         return warnings
 
-    def _restore(self, saved: checkpoint.Saved, f: IO[bytes]) -> int:
+    def _restore(self, saved: checkpoint.Saved, f: IO[bytes], collect: bool) -> int:
         """Take the state of the first lines of the results open as ``f`` from the checkpoint ``saved`` when it
         was made from them (their bytes unchanged) and holds what this store keeps (the report's running state,
-        when it collects); returns how many bytes it covers, with ``f`` there (0: nothing taken, ``f`` at 0)."""
+        with ``collect``); returns how many bytes it covers, with ``f`` there (0: nothing taken, ``f`` at 0)."""
         digest = hashlib.sha256()
         try:
             left = saved.results
@@ -310,7 +312,7 @@ class Store:
                 raise ValueError("the results are not those of the checkpoint")
             state = saved.state({"config": self.config, "ledger": self.schedule, "root": self.root})
             collected = state["collected"]
-            if self.collected is not None and not isinstance(collected, Collected):
+            if collect and not isinstance(collected, Collected):
                 raise ValueError("the checkpoint holds no report state")
             chain, extended, warned = state["chain"], state["extended"], state["warnings"]
             if not (isinstance(chain, str) and isinstance(extended, int) and isinstance(warned, list)):
@@ -321,8 +323,7 @@ class Store:
             f.seek(0)
             return 0
         self._chain.previous, self.extended, self._line_warnings = chain, extended, [str(w) for w in warned]
-        if self.collected is not None:
-            self.collected.close()
+        if collect:
             self.collected = collected
         elif isinstance(collected, Collected):
             collected.close()
@@ -337,12 +338,15 @@ class Store:
             return
         self._checkpointed = time.monotonic()
         c = self.collected if self.collected is not None and not self.collected.stale else None
-        state = {"ledger": self.schedule.state(), "chain": self._chain.previous, "extended": self.extended,
+        ledger = self.schedule.state()
+        state = {"ledger": ledger, "chain": self._chain.previous, "extended": self.extended,
                  "warnings": self._line_warnings, "collected": c}  # fmt: skip
         named = {id(self.config): "config", id(self.schedule): "ledger"}
         results = (self._covered, self._lines, self._digest.hexdigest())
+        scratch, tables = c.scratch() if c is not None else ({}, {})
+        tables["offsets"] = self.schedule.offset_table()
         with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            checkpoint.write(self.root, self.key, results, state, named, c.scratch() if c is not None else {})
+            checkpoint.write(self.root, self.key, results, state, named, scratch, tables)
 
     def _read_line(self, line: bytes, where: str, offset: int) -> list[str]:
         try:

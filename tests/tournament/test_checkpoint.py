@@ -188,7 +188,7 @@ def test_a_checkpoint_never_runs_code_even_signed_with_the_key(
     assert pickle.loads(pickle.dumps(_Payload(target))) == 0 and target.exists()  # what a plain unpickler does
     target.unlink()
     size = (folder / RESULTS).stat().st_size
-    cp.write(folder, KEY, (size, 12, cp.file_digest(folder / RESULTS) or ""), {"ledger": _Payload(target)}, {}, {})
+    cp.write(folder, KEY, (size, 12, cp.file_digest(folder / RESULTS) or ""), {"ledger": _Payload(target)}, {}, {}, {})
     assert cp.read(folder, KEY, scratch) is not None  # its MAC checks: only the unpickler stands in the way
     reads = _Reads(monkeypatch)
     assert _report(folder) == want
