@@ -52,8 +52,11 @@ except ImportError:  # run from a checkout without installing: use the package n
 from referee.bot import Message, run
 from referee.engine import (
     CARD_IDS,
+    KOIKOI,
+    STOP,
     Action,
     ActionKind,
+    Phase,
     Rules,
     State,
     apply,
@@ -65,7 +68,7 @@ from referee.engine import (
 from referee.engine.determinize import Record, determinize
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
-from referee.engine.policies import GREEDY, Policy, greedy_action
+from referee.engine.policies import GREEDY, VALUATIONS, Policy, greedy_action, never
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
@@ -76,8 +79,12 @@ BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
 BELIEF = 1.0
 """Default share of the samples whose opponent hand agrees with the model of the opponent (``--belief``)."""
-MODELS = ("mixture", "greedy")
-"""The models of the opponent (``--model``): a family weighted by its choices, or the greedy heuristic alone."""
+MODELS = ("hybrid", "mixture", "greedy")
+"""The models of the opponent (``--model``): the greedy heuristic's card play with a koi-koi rule weighted by the
+opponent's koi-koi calls, a family weighted by all its choices, or the greedy heuristic alone."""
+KOIKOI_VALUES = ("robust", "model")
+"""How the search values its own koi-koi call (``--koikoi``): against the worst of several opponents that stop at
+their first yaku and the model (``robust``), or against the model alone."""
 EVIDENCE_SAMPLES = 6
 """Uniform deals on which the opponent's choices this round are weighed again at each decision."""
 EVIDENCE_SETTLE = 16
@@ -151,6 +158,11 @@ def wire(action: Action) -> dict[str, Any]:
     return {"koikoi": action.kind is ActionKind.KOIKOI}
 
 
+RACERS = tuple(Policy(v, never) for v in VALUATIONS if v is not None)
+"""The opponents a koi-koi call is valued against (``--koikoi robust``): each valuation of the family, stopping at its
+first yaku (after a koi-koi, an opponent's yaku that it cashes at once is what costs the caller most)."""
+
+
 PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
 """Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
 PRUNE_T = 3.0
@@ -204,11 +216,14 @@ class Searcher:
         belief: float = BELIEF,
         wall: bool = False,
         stats: bool = False,
-        model: str = "mixture",
+        model: str = "hybrid",
+        koikoi: str = "robust",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
         self.mixture = model == "mixture"
+        self.hybrid = model == "hybrid"
+        self.robust = koikoi == "robust"
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
@@ -225,10 +240,11 @@ class Searcher:
             self.opponent.new_match()
         elif self.record is not None:
             event = seat_event_from_json(msg)
-            if isinstance(event, RoundEnd) and self.mixture and self.record.current is not None:
+            learn = self.mixture or self.hybrid
+            if isinstance(event, RoundEnd) and learn and self.record.current is not None:
                 rng = random.Random(f"{self.seed}/{self.match}/end/{len(self.record.rounds)}")
                 try:
-                    self.opponent.gather(self.record, rng, EVIDENCE_SETTLE, settle=True)
+                    self.opponent.gather(self.record, rng, EVIDENCE_SETTLE if self.mixture else 1, settle=True)
                 except Exception as exc:  # a record that does not replay: no evidence from this round
                     print(f"search: {type(exc).__name__}: {exc}; round not weighed", file=sys.stderr)
             self.record.add(event)
@@ -260,6 +276,9 @@ class Searcher:
         drawn without a model (the opponent plays greedy in their rollouts)."""
         if rng.random() >= self.belief:
             return determinize(record, rng), greedy_action
+        if self.hybrid:
+            hybrid = Policy(GREEDY, self.opponent.draw_koikoi(rng))
+            return determinize(record, rng, captures=True, model=greedy_model), hybrid.act
         if not self.mixture:
             return determinize(record, rng, captures=True, model=greedy_model), greedy_action
         policy: Policy = self.opponent.draw(rng)
@@ -281,13 +300,15 @@ class Searcher:
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
         cpu_deadline = time.process_time() + self.ms / 1000.0 if self.ms is not None and not self.wall else math.inf
-        if self.mixture:
-            self.opponent.gather(record, rng, EVIDENCE_SAMPLES)
+        if self.mixture or self.hybrid:
+            self.opponent.gather(record, rng, EVIDENCE_SAMPLES if self.mixture else 1)
         state, opponent = self.sample(record, rng)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
             raise RuntimeError("the rebuilt state's legal actions differ from the request's")
+        if self.robust and state.phase is Phase.KOIKOI:
+            return self.koikoi(state, opponent, record, rng, odds, started, deadline, cpu_deadline)
         values: list[list[float]] = [[] for _ in actions]
         alive = list(range(len(actions)))
         samples = rollouts = 0
@@ -319,6 +340,47 @@ class Searcher:
         return answers[best]
 
 
+    def koikoi(self, state: State, opponent: Callable[[State, list[Action]], Action], record: Record,
+               rng: random.Random, odds: MatchOdds, started: float, deadline: float, cpu_deadline: float,
+               ) -> Message:  # fmt: skip
+        """The robust koi-koi decision: stopping is worth its exact value; koi-koi is worth its mean over rollouts
+        against the worst of the model and :data:`RACERS`, all on the same samples. Koi-koi only if that beats
+        stopping; the search ends early once the worst opponent's mean is clearly above or below."""
+        me = state.to_move
+        stop = outcome(apply(state, STOP, record=False), me, odds)
+        rivals = len(RACERS) + 1
+        values: list[list[float]] = [[] for _ in range(rivals)]
+        samples = 0
+        cpu_started = last_cpu = time.process_time()
+        last = time.perf_counter()
+        while True:
+            after = apply(state, KOIKOI, record=False)
+            for j, rival in enumerate((opponent, *(r.act for r in RACERS))):
+                values[j].append(rollout(after, me, odds, rival))
+            samples += 1
+            if samples in PRUNE_AT:
+                worst = min(values, key=sum)
+                mean = sum(worst) / samples
+                sd = math.sqrt(sum((x - mean) ** 2 for x in worst) / (samples - 1))
+                if abs(mean - stop) > PRUNE_T * sd / math.sqrt(samples):
+                    break  # clearly above or below stopping: more samples would not change the call
+            if self.playouts is not None and samples >= self.playouts:
+                break
+            now, cpu = time.perf_counter(), time.process_time()
+            if now + (now - last) > deadline or cpu + (cpu - last_cpu) > cpu_deadline:
+                break
+            last, last_cpu = now, cpu
+            state, opponent = self.sample(record, rng)
+        play_on = min(sum(v) for v in values) / samples
+        choice = KOIKOI if play_on > stop else STOP
+        if self.stats:
+            print(f"search: {samples} samples, {samples * rivals} rollouts, koi-koi call, "
+                  f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
+                  f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, stop {stop:.3f}, koi-koi "
+                  + " ".join(f"{sum(v) / samples:.3f}" for v in values) + f" -> {choice}", file=sys.stderr)
+        return wire(choice)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Play the protocol on stdin/stdout until ``bye`` or the end of input."""
     parser = argparse.ArgumentParser(description="A koikoi/1 bot: determinized Monte Carlo search on the engine.")
@@ -332,12 +394,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--belief", type=float, default=BELIEF,
                         help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
                         f"this round (default {BELIEF})")
-    parser.add_argument("--model", choices=MODELS, default="mixture",
-                        help="the model of the opponent: a family of policies weighted by how well each explains its "
-                        "choices so far (mixture, the default), or the greedy heuristic alone")
+    parser.add_argument("--model", choices=MODELS, default="hybrid",
+                        help="the model of the opponent: the greedy heuristic's card play with a koi-koi rule weighted "
+                        "by its koi-koi calls so far (hybrid, the default), a family of policies weighted by how well "
+                        "each explains all its choices (mixture), or the greedy heuristic alone")
+    parser.add_argument("--koikoi", choices=KOIKOI_VALUES, default="robust",
+                        help="how its own koi-koi call is valued: against the worst of the model and opponents that "
+                        "stop at their first yaku (robust, the default), or against the model alone")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,
+                        args.koikoi)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 
