@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
 
-Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--stats] [--name NAME]`` (needs the
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--model M] [--koikoi K] [--stats]
+[--name NAME]`` (needs the
 ``referee`` package: installed, or this file inside the repository). It speaks the protocol through
 :mod:`referee.bot`.
 
@@ -9,18 +10,26 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
 consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
-it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy drawn
-from a model of it. The model (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family
-of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this
-match, with a uniform share kept; each sample draws a member by those weights and a hand with which that member
-would have played each card the opponent played this round (after 64 tries the model is dropped for that
-sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
-errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
-of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
-of winning the match from the new scores, the rounds left and who deals, read from a table computed from the
-rules (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play,
-built at ``hello``). It plays the action with the best mean. The koi-koi decision is the same search: stopping
-scores the round now, koi-koi plays it out.
+it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy from a
+model of it. The default model (``--model hybrid``) plays the opponent's cards as the greedy heuristic does and draws
+its koi-koi rule (:data:`~referee.engine.policies.KOIKOI_RULES`) by weights learned from the opponent's koi-koi calls
+this match (:class:`~referee.engine.opponents.OpponentModel`; the calls are public, so one replay of the record
+weighs them exactly); the opponent's hand is sampled among those with which greedy would have played each card it
+played this round (after 64 tries the model is dropped for that sample). ``--model mixture`` also learns the card
+play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains all the
+opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the greedy heuristic.
+Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of
+the paired differences is no longer sampled; when one action is left the search ends early. The value of a finished
+round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance of winning the
+match from the new scores, the rounds left and who deals, read from a table computed from the rules
+(:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play, built at
+``hello``). It plays the action with the best mean.
+
+Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
+koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
+:data:`RACERS` (every valuation of the family, stopping at its first yaku), on the same samples, and the call is
+koi-koi only when the worst of those means beats stopping: a koi-koi must pay against an opponent that races to a
+yaku and cashes it, whoever the opponent seemed to be. ``--koikoi model`` values it against the model alone.
 
 Time. Each request carries ``move_ms`` and ``bank_ms``. The bot may use ``MOVE_SHARE`` of ``move_ms`` plus
 ``BANK_SHARE`` of the bank left, in wall-clock time, and ``--ms`` caps its thinking in this process's CPU time
