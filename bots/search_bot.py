@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
 
-Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--stats] [--name NAME]`` (needs the
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--model M] [--koikoi K] [--stats]
+[--name NAME]`` (needs the
 ``referee`` package: installed, or this file inside the repository). It speaks the protocol through
 :mod:`referee.bot`.
 
@@ -9,18 +10,26 @@ How it decides. It keeps a :class:`~referee.engine.determinize.Record` of everyt
 (the events of its input, nothing else). At each decision with more than one legal action it repeats, until its
 time or playout budget is spent: sample the unseen cards (the opponent's hand, the stock order) among the deals
 consistent with that record and rebuild the exact state (:func:`determinize`), then for every legal action apply
-it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy drawn
-from a model of it. The model (``--model mixture``, :class:`~referee.engine.opponents.OpponentModel`) is a family
-of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains the opponent's choices this
-match, with a uniform share kept; each sample draws a member by those weights and a hand with which that member
-would have played each card the opponent played this round (after 64 tries the model is dropped for that
-sample). Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard
-errors of the paired differences is no longer sampled; when one action is left the search ends early. The value
-of a finished round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance
-of winning the match from the new scores, the rounds left and who deals, read from a table computed from the
-rules (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play,
-built at ``hello``). It plays the action with the best mean. The koi-koi decision is the same search: stopping
-scores the round now, koi-koi plays it out.
+it and play the rest of the round, its own seat with the greedy heuristic and the opponent with a policy from a
+model of it. The default model (``--model hybrid``) plays the opponent's cards as the greedy heuristic does and draws
+its koi-koi rule (:data:`~referee.engine.policies.KOIKOI_RULES`) by weights learned from the opponent's koi-koi calls
+this match (:class:`~referee.engine.opponents.OpponentModel`; the calls are public, so one replay of the record
+weighs them exactly); the opponent's hand is sampled among those with which greedy would have played each card it
+played this round (after 64 tries the model is dropped for that sample). ``--model mixture`` also learns the card
+play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains all the
+opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the greedy heuristic.
+Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of
+the paired differences is no longer sampled; when one action is left the search ends early. The value of a finished
+round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance of winning the
+match from the new scores, the rounds left and who deals, read from a table computed from the rules
+(:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play, built at
+``hello``). It plays the action with the best mean.
+
+Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
+koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
+:data:`RACERS` (every valuation of the family, stopping at its first yaku), on the same samples, and the call is
+koi-koi only when the worst of those means beats stopping: a koi-koi must pay against an opponent that races to a
+yaku and cashes it, whoever the opponent seemed to be. ``--koikoi model`` values it against the model alone.
 
 Time. Each request carries ``move_ms`` and ``bank_ms``. The bot may use ``MOVE_SHARE`` of ``move_ms`` plus
 ``BANK_SHARE`` of the bank left, in wall-clock time, and ``--ms`` caps its thinking in this process's CPU time
@@ -52,8 +61,11 @@ except ImportError:  # run from a checkout without installing: use the package n
 from referee.bot import Message, run
 from referee.engine import (
     CARD_IDS,
+    KOIKOI,
+    STOP,
     Action,
     ActionKind,
+    Phase,
     Rules,
     State,
     apply,
@@ -65,7 +77,7 @@ from referee.engine import (
 from referee.engine.determinize import Record, determinize
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
-from referee.engine.policies import GREEDY, Policy, greedy_action
+from referee.engine.policies import GREEDY, VALUATIONS, Policy, greedy_action, never
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
@@ -76,8 +88,12 @@ BANK_SHARE = 0.02
 """Share of the bank left added to each decision's thinking time."""
 BELIEF = 1.0
 """Default share of the samples whose opponent hand agrees with the model of the opponent (``--belief``)."""
-MODELS = ("mixture", "greedy")
-"""The models of the opponent (``--model``): a family weighted by its choices, or the greedy heuristic alone."""
+MODELS = ("hybrid", "mixture", "greedy")
+"""The models of the opponent (``--model``): the greedy heuristic's card play with a koi-koi rule weighted by the
+opponent's koi-koi calls, a family weighted by all its choices, or the greedy heuristic alone."""
+KOIKOI_VALUES = ("robust", "model")
+"""How the search values its own koi-koi call (``--koikoi``): against the worst of several opponents that stop at
+their first yaku and the model (``robust``), or against the model alone."""
 EVIDENCE_SAMPLES = 6
 """Uniform deals on which the opponent's choices this round are weighed again at each decision."""
 EVIDENCE_SETTLE = 16
@@ -151,6 +167,11 @@ def wire(action: Action) -> dict[str, Any]:
     return {"koikoi": action.kind is ActionKind.KOIKOI}
 
 
+RACERS = tuple(Policy(v, never) for v in VALUATIONS if v is not None)
+"""The opponents a koi-koi call is valued against (``--koikoi robust``): each valuation of the family, stopping at its
+first yaku (after a koi-koi, an opponent's yaku that it cashes at once is what costs the caller most)."""
+
+
 PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
 """Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
 PRUNE_T = 3.0
@@ -204,11 +225,14 @@ class Searcher:
         belief: float = BELIEF,
         wall: bool = False,
         stats: bool = False,
-        model: str = "mixture",
+        model: str = "hybrid",
+        koikoi: str = "robust",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
         self.mixture = model == "mixture"
+        self.hybrid = model == "hybrid"
+        self.robust = koikoi == "robust"
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
@@ -225,10 +249,11 @@ class Searcher:
             self.opponent.new_match()
         elif self.record is not None:
             event = seat_event_from_json(msg)
-            if isinstance(event, RoundEnd) and self.mixture and self.record.current is not None:
+            learn = self.mixture or self.hybrid
+            if isinstance(event, RoundEnd) and learn and self.record.current is not None:
                 rng = random.Random(f"{self.seed}/{self.match}/end/{len(self.record.rounds)}")
                 try:
-                    self.opponent.gather(self.record, rng, EVIDENCE_SETTLE, settle=True)
+                    self.opponent.gather(self.record, rng, EVIDENCE_SETTLE if self.mixture else 1, settle=True)
                 except Exception as exc:  # a record that does not replay: no evidence from this round
                     print(f"search: {type(exc).__name__}: {exc}; round not weighed", file=sys.stderr)
             self.record.add(event)
@@ -260,6 +285,9 @@ class Searcher:
         drawn without a model (the opponent plays greedy in their rollouts)."""
         if rng.random() >= self.belief:
             return determinize(record, rng), greedy_action
+        if self.hybrid:
+            hybrid = Policy(GREEDY, self.opponent.draw_koikoi(rng))
+            return determinize(record, rng, captures=True, model=greedy_model), hybrid.act
         if not self.mixture:
             return determinize(record, rng, captures=True, model=greedy_model), greedy_action
         policy: Policy = self.opponent.draw(rng)
@@ -281,13 +309,15 @@ class Searcher:
         rng = random.Random(f"{self.seed}/{self.match}/{request['id']}")
         deadline = started + self.budget_s(request)
         cpu_deadline = time.process_time() + self.ms / 1000.0 if self.ms is not None and not self.wall else math.inf
-        if self.mixture:
-            self.opponent.gather(record, rng, EVIDENCE_SAMPLES)
+        if self.mixture or self.hybrid:
+            self.opponent.gather(record, rng, EVIDENCE_SAMPLES if self.mixture else 1)
         state, opponent = self.sample(record, rng)
         actions = legal_actions(state)
         answers = [wire(a) for a in actions]
         if sorted(map(str, answers)) != sorted(map(str, legal_json)):
             raise RuntimeError("the rebuilt state's legal actions differ from the request's")
+        if self.robust and state.phase is Phase.KOIKOI:
+            return self.koikoi(state, opponent, record, rng, odds, started, deadline, cpu_deadline)
         values: list[list[float]] = [[] for _ in actions]
         alive = list(range(len(actions)))
         samples = rollouts = 0
@@ -319,6 +349,47 @@ class Searcher:
         return answers[best]
 
 
+    def koikoi(self, state: State, opponent: Callable[[State, list[Action]], Action], record: Record,
+               rng: random.Random, odds: MatchOdds, started: float, deadline: float, cpu_deadline: float,
+               ) -> Message:  # fmt: skip
+        """The robust koi-koi decision: stopping is worth its exact value; koi-koi is worth its mean over rollouts
+        against the worst of the model and :data:`RACERS`, all on the same samples. Koi-koi only if that beats
+        stopping; the search ends early once the worst opponent's mean is clearly above or below."""
+        me = state.to_move
+        stop = outcome(apply(state, STOP, record=False), me, odds)
+        rivals = len(RACERS) + 1
+        values: list[list[float]] = [[] for _ in range(rivals)]
+        samples = 0
+        cpu_started = last_cpu = time.process_time()
+        last = time.perf_counter()
+        while True:
+            after = apply(state, KOIKOI, record=False)
+            for j, rival in enumerate((opponent, *(r.act for r in RACERS))):
+                values[j].append(rollout(after, me, odds, rival))
+            samples += 1
+            if samples in PRUNE_AT:
+                worst = min(values, key=sum)
+                mean = sum(worst) / samples
+                sd = math.sqrt(sum((x - mean) ** 2 for x in worst) / (samples - 1))
+                if abs(mean - stop) > PRUNE_T * sd / math.sqrt(samples):
+                    break  # clearly above or below stopping: more samples would not change the call
+            if self.playouts is not None and samples >= self.playouts:
+                break
+            now, cpu = time.perf_counter(), time.process_time()
+            if now + (now - last) > deadline or cpu + (cpu - last_cpu) > cpu_deadline:
+                break
+            last, last_cpu = now, cpu
+            state, opponent = self.sample(record, rng)
+        play_on = min(sum(v) for v in values) / samples
+        choice = KOIKOI if play_on > stop else STOP
+        if self.stats:
+            print(f"search: {samples} samples, {samples * rivals} rollouts, koi-koi call, "
+                  f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
+                  f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, stop {stop:.3f}, koi-koi "
+                  + " ".join(f"{sum(v) / samples:.3f}" for v in values) + f" -> {choice}", file=sys.stderr)
+        return wire(choice)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Play the protocol on stdin/stdout until ``bye`` or the end of input."""
     parser = argparse.ArgumentParser(description="A koikoi/1 bot: determinized Monte Carlo search on the engine.")
@@ -332,12 +403,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--belief", type=float, default=BELIEF,
                         help="share of samples in which the opponent's hand agrees with the greedy heuristic's plays "
                         f"this round (default {BELIEF})")
-    parser.add_argument("--model", choices=MODELS, default="mixture",
-                        help="the model of the opponent: a family of policies weighted by how well each explains its "
-                        "choices so far (mixture, the default), or the greedy heuristic alone")
+    parser.add_argument("--model", choices=MODELS, default="hybrid",
+                        help="the model of the opponent: the greedy heuristic's card play with a koi-koi rule weighted "
+                        "by its koi-koi calls so far (hybrid, the default), a family of policies weighted by how well "
+                        "each explains all its choices (mixture), or the greedy heuristic alone")
+    parser.add_argument("--koikoi", choices=KOIKOI_VALUES, default="robust",
+                        help="how its own koi-koi call is valued: against the worst of the model and opponents that "
+                        "stop at their first yaku (robust, the default), or against the model alone")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
-    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model)
+    searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,
+                        args.koikoi)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

@@ -19,7 +19,7 @@ import math
 import random
 
 from referee.engine.determinize import DeterminizeError, Record, determinize
-from referee.engine.policies import KOIKOI_RULES, VALUATIONS, Policy
+from referee.engine.policies import KOIKOI_RULES, VALUATIONS, KoikoiRule, Policy
 from referee.engine.state import KOIKOI, Action, Phase, State, legal_actions
 
 TREMBLE = 0.1
@@ -81,6 +81,12 @@ class OpponentModel:
         v = rng.choices(range(len(VALUATIONS)), wv)[0]
         k = rng.choices(range(len(KOIKOI_RULES)), wk)[0]
         return Policy(VALUATIONS[v], KOIKOI_RULES[k][1])
+
+    def draw_koikoi(self, rng: random.Random) -> KoikoiRule:
+        """A koi-koi rule of the family drawn by its weights alone (the hybrid model: the opponent's koi-koi calls are
+        public, so their evidence needs one sample, see :meth:`gather`)."""
+        _, wk = self.weights()
+        return KOIKOI_RULES[rng.choices(range(len(KOIKOI_RULES)), wk)[0]][1]
 
     def describe(self) -> str:
         """The weights, for ``--stats``."""

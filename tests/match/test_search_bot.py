@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine.determinize import determinize
 from referee.engine.opponents import FLOOR
 from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
 from referee.engine.rules import rules_from_dict
@@ -222,11 +223,11 @@ def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
 
 
 
-def watch(opponent: Policy, rounds: int, seed: int) -> search_bot.Searcher:
+def watch(opponent: Policy, rounds: int, seed: int, model: str = "mixture") -> search_bot.Searcher:
     """A searcher in seat 1 that saw ``rounds`` rounds of greedy (its seat) against ``opponent`` (the other seat)."""
     rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
     state = new_match(rules, seed, first_dealer=0)
-    searcher = search_bot.Searcher(None, 4, 0)
+    searcher = search_bot.Searcher(None, 4, 0, model=model)
     searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
     while True:
         for event in state.events:
@@ -259,3 +260,82 @@ def test_samples_follow_the_member_drawn_and_its_rollouts_play_it() -> None:
     draws = [searcher.opponent.draw(random.Random(i)) for i in range(200)]
     share = sum(d.koikoi is bold for d in draws) / len(draws)
     assert share > 0.5  # drawn by the weights, which favour the koi-koi rule it saw
+
+
+def test_the_hybrid_model_learns_the_koikoi_rule_and_plays_the_greedy_cards() -> None:
+    # The hybrid model (the default) weighs only the koi-koi rules, from the opponent's public koi-koi calls.
+    bold_greedy = Policy(GREEDY_POLICY.valuation, bold)
+    rules = [name for name, _ in KOIKOI_RULES]
+    for opponent, koikoi in ((bold_greedy, "bold"), (GREEDY_POLICY, "cautious")):
+        searcher = watch(opponent, 6, 11, model="hybrid")
+        _, wk = searcher.opponent.weights()
+        assert rules[max(range(len(wk)), key=wk.__getitem__)] == koikoi
+    searcher = watch(bold_greedy, 6, 11, model="hybrid")
+    record = searcher.record
+    assert record is not None and record.current is None  # between matches: nothing to sample
+    draws = [searcher.opponent.draw_koikoi(random.Random(i)) for i in range(200)]
+    assert sum(d is bold for d in draws) > 100  # drawn by the koi-koi weights, which favour what it saw
+
+
+def koikoi_decision(rounds: int) -> tuple[State, search_bot.Searcher]:
+    """The first koi-koi decision of seat 1 in greedy self-play under ``koikoi-japan`` cut to ``rounds`` rounds,
+    and a searcher (seat 1) that saw every event up to it."""
+    rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
+    for seed in range(100):
+        state = new_match(rules, seed, first_dealer=0)
+        searcher = search_bot.Searcher(None, 24, 5)
+        searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+        while not state.is_over:
+            for event in state.events:
+                searcher.observe({"type": "event", **seat_event(event, 0)})
+            if state.phase is Phase.KOIKOI and state.to_move == 0:
+                return state, searcher
+            state = apply(state, search_bot.greedy_action(state, legal_actions(state)))
+    raise AssertionError("no koi-koi decision of seat 1 in 100 matches")
+
+
+def koikoi_request(state: State) -> dict[str, Any]:
+    legal = [search_bot.wire(a) for a in legal_actions(state)]
+    return {"type": "request", "id": 5, "decision": "koikoi", "view": {}, "legal": legal,
+            "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+
+
+def test_the_robust_koikoi_call_stops_when_stopping_wins_the_match() -> None:
+    # In the only round, a yaku that is stopped wins the match (the other seat has scored nothing): nothing is
+    # worth more, so the robust call stops.
+    state, searcher = koikoi_decision(1)
+    assert searcher.robust
+    assert searcher.choose(koikoi_request(state)) == {"koikoi": False}
+
+
+def _hopeless(state: State, legal: list[Any]) -> Any:
+    return legal[0]  # never played: the patched rollout below values every rollout against it 0
+
+
+def _sure(state: State, legal: list[Any]) -> Any:
+    return legal[0]  # never played: the patched rollout below values every rollout against it 1
+
+
+class _Rival:
+    def __init__(self, act: Any) -> None:
+        self.act = act
+
+
+def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Koi-koi is called only when its mean against every opponent (the model's and the racers') beats stopping.
+    real = search_bot.rollout
+
+    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.greedy_action) -> float:
+        return 0.0 if opponent is _hopeless else 1.0 if opponent is _sure else real(state, me, odds, opponent)
+
+    monkeypatch.setattr(search_bot, "rollout", rollout)
+    state, searcher = koikoi_decision(8)
+    request = koikoi_request(state)
+    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure),))
+    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _sure))
+    assert searcher.choose(request) == {"koikoi": True}  # every opponent: a sure win after koi-koi
+    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure), _Rival(_hopeless), _Rival(_sure)))
+    assert searcher.choose(request) == {"koikoi": False}  # one opponent against whom it always loses
+    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _hopeless))
+    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure),))
+    assert searcher.choose(request) == {"koikoi": False}  # the model's opponent counts too
