@@ -50,7 +50,7 @@ from referee.tournament.schedule import MatchSpec, check_size
 
 CHECKPOINT_EVERY_S = 600.0
 """How often a playing store writes its checkpoint as results come, besides when it closes: a run killed after
-days resumes from at most this much before (writing one costs about a second a million results)."""
+days resumes from at most this much before (writing one took 0.5 s of CPU at 600,000 results, a 283 MB file)."""
 
 
 class Store:
