@@ -282,6 +282,7 @@ for raw in sys.stdin:
     elif msg["type"] == "request":
         print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
     elif msg["type"] == "bye":
+        time.sleep(0.1)  # the spinning thread, thawed with the bye, records the last gap before the list is written
         break
 sys.stderr.write(json.dumps({"gaps": gaps}) + "\n")
 """

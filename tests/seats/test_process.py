@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -249,7 +250,7 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
     exe = str(Path(sys.executable).parent / "koikoi-referee")
     referee = subprocess.Popen(
         [exe, "play", str(bot), str(bot), "--move-ms", "60000", "--sandbox", "none"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
@@ -258,7 +259,12 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
     assert all(group_members(pid) for pid in pids)
     time.sleep(0.3)
     referee.send_signal(signum)
-    _, err = referee.communicate(timeout=30)
+    try:
+        _, err = referee.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # where it is stuck: every thread's stack (faulthandler, on SIGABRT)
+        referee.send_signal(signal.SIGABRT)
+        _, err = referee.communicate(timeout=30)
+        pytest.fail(f"the referee did not stop within 30 s of the signal:\n{err.decode(errors='replace')}")
     assert referee.returncode == code, err
     if signum == signal.SIGINT:
         assert b"interrupted" in err
