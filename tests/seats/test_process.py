@@ -234,6 +234,12 @@ def test_close_kills_the_whole_group_even_a_child_ignoring_sigterm() -> None:
     assert group_members(pgid) == []
 
 
+def _default_signals() -> None:
+    """In the child, before it runs the referee: SIGINT and SIGTERM as a terminal's foreground job gets them."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signum: int, code: int) -> None:
@@ -251,6 +257,7 @@ def test_a_referee_interrupted_mid_match_leaves_no_process(tmp_path: Path, signu
     referee = subprocess.Popen(
         [exe, "play", str(bot), str(bot), "--move-ms", "60000", "--sandbox", "none"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        preexec_fn=_default_signals,  # a suite started in the background of a shell would pass on SIGINT ignored
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
