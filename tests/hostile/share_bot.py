@@ -397,6 +397,8 @@ def main() -> None:
             spent.append(time.process_time() - t0)
         if iterations:
             turns.append([began, time.monotonic()])  # before the answer: the bot may be frozen once it is read
+            # the figures so far, at every turn: a bot closed soon after its bye may not get to write them at the end
+            verdict(work_cpu_ms=round(statistics.median(spent) * 1000, 1), decisions=len(spent), turns=turns)
         send({"type": "action", "id": msg["id"], "action": msg["legal"][0]})
         if thief is not None:
             thief.release()

@@ -222,7 +222,7 @@ def thief(tmp: Path, switch: Switch) -> Run:
     calm, robbed = decision_ms(tmp / "quiet" / "r.jsonl", 1), decision_ms(tmp / "thief" / "r.jsonl", 1)
     stolen = [v for v in run.verdicts if "stolen_cpu_s" in v][-1]  # the latest
     forfeit = run.result.get("forfeit")
-    cpus = stolen_while_thinking(stolen, next(v for v in run.verdicts if "turns" in v))
+    cpus = stolen_while_thinking(stolen, [v for v in run.verdicts if "turns" in v][-1])  # the latest
     run.result = {**run.result, "quiet_ms": statistics.median(calm), "thief_ms": statistics.median(robbed),
                   "cpus": round(cpus, 3), "stolen_cpu_s": stolen["stolen_cpu_s"],
                   "victim_timeouts": int(isinstance(forfeit, dict) and forfeit.get("reason") == "timeout")}  # fmt: skip
