@@ -305,8 +305,10 @@ for raw in sys.stdin:
 def test_a_bot_does_not_run_while_its_opponent_thinks(tmp_path: Path, freezer: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """A bot's thread that spins all the time is stopped for the whole of each of the opponent's turns (0.3 s
-    each): its clock jumps by at least that much once for every turn the opponent took after it answered. With
-    its cgroup's freezer, and without cgroups (SIGSTOP to every process of the bot)."""
+    each): its clock stands still for at least that long for every turn the opponent took after it answered. On a
+    busy machine the thread may not be scheduled in the bot's own short turn, so two stops can show as one jump of
+    twice the length: the jumps are summed, not counted. With its cgroup's freezer, and without cgroups (SIGSTOP
+    to every process of the bot)."""
     if freezer == "cgroup" and cgroups.reason() is not None:
         pytest.skip(f"no usable cgroups: {cgroups.reason()}")
     if freezer == "sigstop":
@@ -332,7 +334,7 @@ def test_a_bot_does_not_run_while_its_opponent_thinks(tmp_path: Path, freezer: s
     switches = sum(1 for a, b in itertools.pairwise(seats) if a == 1 and b == 2)  # spinner, then sleepy
     gaps = json.loads(log.read_text().strip().splitlines()[-1])["gaps"]
     assert switches >= 3
-    assert sum(1 for g in gaps if g >= 0.28) >= switches, (switches, gaps)
+    assert sum(g for g in gaps if g >= 0.28) >= 0.28 * switches, (switches, gaps)
     expected = "sigstop" if freezer == "sigstop" else cgroups.support().freezer
     assert [b["freezer"] for b in lines[0]["bots"]] == [expected, expected]
 
