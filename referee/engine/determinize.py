@@ -96,6 +96,8 @@ class Record:
         self.rounds: list[RoundRecord] = []
         self.first_dealer: int | None = None
         self.over = False
+        self.start: State | None = None  # the current round's start on some deal (determinize's cache)
+        self.start_round = 0  # the round count ``start`` belongs to
 
     @property
     def current(self) -> RoundRecord | None:
@@ -168,6 +170,26 @@ def _bits(mask: Mask) -> list[Card]:
     return out
 
 
+def _shuffle(items: list[Card], rng: random.Random) -> None:
+    """Shuffle ``items`` in place (Fisher-Yates on ``rng.random()``: a compiled loop, several times faster than
+    ``random.shuffle``; the bias of a 53-bit float times at most 48 is far below anything a search can see)."""
+    i = len(items) - 1
+    while i > 0:
+        j = int(rng.random() * (i + 1))
+        items[i], items[j] = items[j], items[i]
+        i -= 1
+
+
+def _sample(pool: list[Card], k: int, rng: random.Random) -> list[Card]:
+    """``k`` distinct cards of ``pool`` drawn uniformly (a partial Fisher-Yates on a copy, as :func:`_shuffle`)."""
+    items = list(pool)
+    n = len(items)
+    for i in range(k):
+        j = i + int(rng.random() * (n - i))
+        items[i], items[j] = items[j], items[i]
+    return items[:k]
+
+
 def _full_month(mask: Mask) -> bool:
     return any(mask & m == m for m in MONTH_MASKS)
 
@@ -207,11 +229,11 @@ def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, ca
                 if chosen is None:
                     break
             else:
-                chosen = rng.sample(pool, need)
+                chosen = _sample(pool, need, rng)
             hand = r.opponent_played | mask_of(chosen)
             if _hand_ok(hand, r.hand, want, seat, rules):
                 rest = [c for c in unseen if not hand >> c & 1]
-                rng.shuffle(rest)
+                _shuffle(rest, rng)
                 hands = (r.hand, hand) if seat == 0 else (hand, r.hand)
                 return Deal(hands, r.field, (*r.drawn, *rest))
     raise DeterminizeError("no opponent hand agrees with the events of this round")
@@ -259,15 +281,21 @@ def determinize(
     current round, as the replay reaches it (to weigh models of the opponent by how well they explain its choices;
     with ``model``, also during the replays the model rejects).
 
-    Rounds after the current one are shuffled from a seed drawn from ``rng``. Raises :class:`DeterminizeError`
+    The earlier rounds are replayed once a round (on deals sampled then; the replay reproduces their public results
+    whatever the deal) and kept in ``record``: later calls in the same round only deal the current round again. So
+    the rounds after the current one are shuffled from a seed drawn from ``rng`` at the round's first call. Raises :class:`DeterminizeError`
     when no round is being played or the events cannot come from any deal.
     """
     if record.current is None or record.first_dealer is None:
         raise DeterminizeError("no round is being played")
     rules, seat = record.rules, record.seat
-    deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
-    seed = rng.getrandbits(62)
-    start = _replay_before_last(record, deals, seed)
+    last = record.rounds[-1]
+    if record.start is not None and record.start_round == len(record.rounds):
+        start = redeal(record.start, _sample_deal(rules, seat, last, rng, captures))
+    else:
+        deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
+        start = _replay_before_last(record, deals, rng.getrandbits(62))
+        record.start, record.start_round = start, len(record.rounds)
     state = _replay_last(record, start, model, observer)
     attempt = 1
     while state is None:
@@ -275,7 +303,7 @@ def determinize(
             state = _replay_last(record, start, None, observer)
             assert state is not None
             break
-        start = redeal(start, _sample_deal(rules, seat, record.rounds[-1], rng, captures))
+        start = redeal(start, _sample_deal(rules, seat, last, rng, captures))
         state = _replay_last(record, start, model, observer)
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:

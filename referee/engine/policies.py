@@ -43,6 +43,9 @@ _GROUPS = (
     (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
 )
 
+_CARD_GROUPS = tuple(tuple((g, bonus) for g, bonus in _GROUPS if g >> c & 1) for c in range(48))
+"""The groups each card belongs to (most cards: none), so that a card's value looks at its own groups only."""
+
 
 @dataclass(frozen=True)
 class Valuation:
@@ -61,9 +64,8 @@ class Valuation:
         """What taking card ``c`` is worth to a player who captured ``mine``."""
         k = _KIND_OF[c]
         v = self.base[k] + (4.0 if c == _SAKE else 0.0)
-        for g, bonus in _GROUPS:
-            if g >> c & 1:
-                v += self.groups * bonus * (g & mine).bit_count()
+        for g, bonus in _CARD_GROUPS[c]:
+            v += self.groups * bonus * (g & mine).bit_count()
         if k:
             v += self.count * (mine & _KIND_MASKS[k]).bit_count()
         return v

@@ -207,3 +207,50 @@ def test_a_redealt_round_start_is_the_replay_with_that_deal() -> None:
     assert redealt.hands != state.hands
     with pytest.raises(ValueError):
         redeal(apply(state, legal_actions(state)[0]), other)  # not a round's first decision any more
+
+
+def test_the_compiled_shuffle_and_sample_are_uniform() -> None:
+    """Every card lands in every place of a shuffle, and in a sample, about as often as any other (seeded)."""
+    from referee.engine.determinize import _sample, _shuffle
+
+    rng = random.Random(11)
+    n, trials = 6, 24_000
+    places = [[0] * n for _ in range(n)]
+    for _ in range(trials):
+        items = list(range(n))
+        _shuffle(items, rng)
+        assert sorted(items) == list(range(n))
+        for place, c in enumerate(items):
+            places[c][place] += 1
+    expected = trials / n
+    assert all(abs(count - expected) < 0.06 * expected for row in places for count in row), places
+    drawn = [0] * 10
+    for _ in range(trials):
+        chosen = _sample(list(range(10)), 3, rng)
+        assert len(set(chosen)) == 3
+        for c in chosen:
+            drawn[c] += 1
+    assert all(abs(count - trials * 3 / 10) < 0.06 * trials * 3 / 10 for count in drawn), drawn
+
+
+def test_a_round_is_replayed_once_and_its_deal_sampled_again() -> None:
+    """After the first sample of a round, the record keeps the round's start; a new round replaces it."""
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 8)
+    me = state.to_move
+    record = Record(rules, me)
+    for event in state.events:
+        record.add(visible_event(event, me))
+    first = determinize(record, random.Random(1))
+    kept = record.start
+    assert kept is not None and record.start_round == 1
+    again = determinize(record, random.Random(2))
+    assert record.start is kept and again.hands[1 - me] != first.hands[1 - me]
+    rng = random.Random(3)
+    while state.round == 1 and not state.is_over:
+        state = apply(state, rng.choice(legal_actions(state)))
+        for event in state.events:
+            record.add(visible_event(event, me))
+    assert not state.is_over and state.round == 2
+    determinize(record, random.Random(4))
+    assert record.start is not kept and record.start_round == len(record.rounds)
