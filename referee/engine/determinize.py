@@ -283,8 +283,9 @@ def determinize(
 
     The earlier rounds are replayed once a round (on deals sampled then; the replay reproduces their public results
     whatever the deal) and kept in ``record``: later calls in the same round only deal the current round again. So
-    the rounds after the current one are shuffled from a seed drawn from ``rng`` at the round's first call. Raises :class:`DeterminizeError`
-    when no round is being played or the events cannot come from any deal.
+    the rounds after the current one are shuffled from a seed drawn from ``rng`` at the round's first call.
+
+    Raises :class:`DeterminizeError` when no round is being played or the events cannot come from any deal.
     """
     if record.current is None or record.first_dealer is None:
         raise DeterminizeError("no round is being played")
