@@ -15,7 +15,8 @@ model of it. The default model (``--model hybrid``) plays the opponent's cards a
 its koi-koi rule (:data:`~referee.engine.policies.KOIKOI_RULES`) by weights learned from the opponent's koi-koi calls
 this match (:class:`~referee.engine.opponents.OpponentModel`; the calls are public, so one replay of the record
 weighs them exactly); the opponent's hand is sampled among those with which greedy would have played each card it
-played this round (after 64 tries the model is dropped for that sample). ``--model mixture`` also learns the card
+played this round (when 64 tries find none, the model is dropped for the rest of the round: a play that no
+sampled hand explains will not be explained later). ``--model mixture`` also learns the card
 play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains all the
 opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the greedy heuristic.
 Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of
@@ -74,7 +75,7 @@ from referee.engine import (
     mask_of_ids,
     rules_from_dict,
 )
-from referee.engine.determinize import Record, determinize
+from referee.engine.determinize import Record, determinize, determinize_agreed
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
 from referee.engine.policies import GREEDY, VALUATIONS, Policy, greedy_action, never
@@ -237,6 +238,7 @@ class Searcher:
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
+        self.unexplained: tuple[int, int] | None = None  # (match, round) where the card-play model failed
 
     def observe(self, msg: Message) -> None:
         """Take in ``hello``/``new_match`` (a new match) and every event."""
@@ -287,13 +289,25 @@ class Searcher:
             return determinize(record, rng), greedy_action
         if self.hybrid:
             hybrid = Policy(GREEDY, self.opponent.draw_koikoi(rng))
-            return determinize(record, rng, captures=True, model=greedy_model), hybrid.act
+            return self.greedy_sample(record, rng), hybrid.act
         if not self.mixture:
-            return determinize(record, rng, captures=True, model=greedy_model), greedy_action
+            return self.greedy_sample(record, rng), greedy_action
         policy: Policy = self.opponent.draw(rng)
         if policy.valuation is None:
             return determinize(record, rng), policy.act
         return determinize(record, rng, captures=True, model=policy.model), policy.act
+
+    def greedy_sample(self, record: Record, rng: random.Random) -> State:
+        """A determinization whose opponent hand explains its plays this round as the greedy heuristic's, until
+        that fails once in a round: then (a play no sampled hand explains) the rest of the round is sampled with the
+        capture model only, instead of spending 64 replays a sample on a model that does not fit."""
+        here = (self.match, len(record.rounds))
+        if self.unexplained == here:
+            return determinize(record, rng, captures=True)
+        state, agreed = determinize_agreed(record, rng, captures=True, model=greedy_model)
+        if not agreed:
+            self.unexplained = here
+        return state
 
     def search(self, request: Message) -> Message:
         """The best mean value over determinized rollouts."""

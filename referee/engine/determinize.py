@@ -266,6 +266,19 @@ def determinize(
     tries: int = 64,
     observer: Callable[[State, Action], None] | None = None,
 ) -> State:
+    """A full state at the seat's current point of the match: :func:`determinize_agreed`'s state."""
+    return determinize_agreed(record, rng, captures=captures, model=model, tries=tries, observer=observer)[0]
+
+
+def determinize_agreed(
+    record: Record,
+    rng: random.Random,
+    *,
+    captures: bool = False,
+    model: Callable[[State], Action] | None = None,
+    tries: int = 64,
+    observer: Callable[[State, Action], None] | None = None,
+) -> tuple[State, bool]:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
     ``captures``: also assume that the opponent never discarded while it held a card that could capture (a model
@@ -273,8 +286,8 @@ def determinize(
 
     ``model``: a policy the opponent is assumed to follow (it gets the full state and returns an action). The
     current round's deal is sampled again, up to ``tries`` times, until each card the opponent chose to play this
-    round is the model's choice at the rebuilt state; when no sample agrees, the last one is returned (the model is
-    dropped for this decision). Only the opponent's plays from its hand are checked: its other choices depend on
+    round is the model's choice at the rebuilt state; when no sample agrees, a sample without the model is returned
+    (the model is dropped for this decision) and the flag returned with the state is false. Only the opponent's plays from its hand are checked: its other choices depend on
     nothing hidden. The samples that agree are uniform among the deals that agree.
 
     ``observer``: called with the rebuilt state and the action taken at each decision of the opponent in the
@@ -298,18 +311,20 @@ def determinize(
         start = _replay_before_last(record, deals, rng.getrandbits(62))
         record.start, record.start_round = start, len(record.rounds)
     state = _replay_last(record, start, model, observer)
+    agreed = True
     attempt = 1
     while state is None:
         if attempt >= tries:
             state = _replay_last(record, start, None, observer)
             assert state is not None
+            agreed = False
             break
         start = redeal(start, _sample_deal(rules, seat, last, rng, captures))
         state = _replay_last(record, start, model, observer)
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:
         raise DeterminizeError("the replay does not reach the current round")
-    return state
+    return state, agreed
 
 
 def _replay_before_last(record: Record, deals: list[Deal], seed: int) -> State:
