@@ -288,7 +288,8 @@ def determinize_agreed(
     current round's deal is sampled again, up to ``tries`` times, until each card the opponent chose to play this
     round is the model's choice at the rebuilt state; when no sample agrees, a sample without the model is returned
     (the model is dropped for this decision) and the flag returned with the state is false. Only the opponent's
-    plays from its hand are checked: its other choices depend on nothing hidden. The samples that agree are uniform among the deals that agree.
+    plays from its hand are checked: its other choices depend on nothing hidden. The samples that agree are
+    uniform among the deals that agree.
 
     ``observer``: called with the rebuilt state and the action taken at each decision of the opponent in the
     current round, as the replay reaches it (to weigh models of the opponent by how well they explain its choices;
