@@ -20,6 +20,7 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,6 +54,28 @@ CHECKPOINT_EVERY_S = 600.0
 days resumes from at most this much before (writing one took 0.5 s of CPU at 600,000 results, a 283 MB file)."""
 
 
+@dataclass
+class Prefix:
+    """The complete lines of ``results.jsonl`` a store has read or written so far: what its checkpoint covers."""
+
+    digest: Any = field(default_factory=hashlib.sha256)
+    """SHA-256 of their bytes."""
+    covered: int = 0
+    """Their bytes."""
+    lines: int = 0
+    """Their count."""
+    warnings: list[str] = field(default_factory=list)
+    """What they warned of when read."""
+    sound: bool = False
+    """The store's state is that of these lines: a checkpoint of it may be written."""
+
+    def take(self, line: bytes) -> None:
+        """Count one more complete line."""
+        self.digest.update(line)
+        self.covered += len(line)
+        self.lines += 1
+
+
 class Store:
     """A tournament's output folder: its description, the finished matches and the writer of new ones.
 
@@ -75,11 +98,7 @@ class Store:
         self.collected: Collected | None = None
         """The report's running state, fed every counting record read or appended (None: not kept)."""
         self._saved: checkpoint.Saved | None = None  # the folder's checkpoint, until the results are read
-        self._digest = hashlib.sha256()  # of the complete lines of results.jsonl read or written, so far
-        self._covered = 0  # their bytes
-        self._lines = 0  # their count
-        self._line_warnings: list[str] = []  # what those lines warned of
-        self._sound = False  # the state is that of those lines: a checkpoint of it may be written
+        self._prefix = Prefix()
         self.checkpoint_every: float | None = CHECKPOINT_EVERY_S
         """Seconds between the checkpoints a playing store writes as results come (None: only when it closes)."""
         self._checkpointed = time.monotonic()
@@ -211,7 +230,7 @@ class Store:
         except OSError as exc:
             store.close()
             raise TournamentError(f"{root}: cannot write the tournament folder: {exc.strerror or exc}") from None
-        store._sound = True
+        store._prefix.sound = True
         return store
 
     @staticmethod
@@ -224,7 +243,7 @@ class Store:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
             store.warnings = store.load_results(repair=True, collect=True)
-            store._sound = True
+            store._prefix.sound = True
             store.redeal_interrupted()
         except OSError as exc:
             store.close()
@@ -277,20 +296,19 @@ class Store:
             good_end = self._restore(saved, f, collect) if saved is not None else 0
             if collect and self.collected is None:
                 self._collect()
-            warnings.extend(self._line_warnings)
-            for number, line in enumerate(f, self._lines + 1):
+            prefix = self._prefix
+            warnings.extend(prefix.warnings)
+            for number, line in enumerate(f, prefix.lines + 1):
                 if not line.endswith(b"\n"):
                     warnings.append(f"{path}: an incomplete last line was dropped; its match will be played again")
                     torn = True
                     break
                 if line.strip():
                     found = self._read_line(line[:-1], f"{path} line {number}", good_end)
-                    self._line_warnings += found
+                    prefix.warnings += found
                     warnings += found
                 good_end += len(line)
-                self._digest.update(line)
-                self._lines += 1
-        self._covered = good_end
+                prefix.take(line)
         if repair and torn:
             with open(path, "r+b") as out:
                 out.truncate(good_end)
@@ -322,27 +340,27 @@ class Store:
             saved.discard()
             f.seek(0)
             return 0
-        self._chain.previous, self.extended, self._line_warnings = chain, extended, [str(w) for w in warned]
+        self._chain.previous, self.extended = chain, extended
         if collect:
             self.collected = collected
         elif isinstance(collected, Collected):
             collected.close()
-        self._digest, self._covered, self._lines = digest, saved.results, saved.lines
+        self._prefix = Prefix(digest, saved.results, saved.lines, [str(w) for w in warned])
         return saved.results
 
     def checkpoint(self) -> None:
         """Write the folder's checkpoint of what its lines gave (:mod:`referee.tournament.checkpoint`): nothing
         without a key, or when the state is not that of the lines (a failed read or write); a checkpoint that
         cannot be written is left out (the next open reads the results in full)."""
-        if self.key is None or not self._sound:
+        if self.key is None or not self._prefix.sound:
             return
         self._checkpointed = time.monotonic()
         c = self.collected if self.collected is not None and not self.collected.stale else None
         ledger = self.schedule.state()
         state = {"ledger": ledger, "chain": self._chain.previous, "extended": self.extended,
-                 "warnings": self._line_warnings, "collected": c}  # fmt: skip
+                 "warnings": self._prefix.warnings, "collected": c}  # fmt: skip
         named = {id(self.config): "config", id(self.schedule): "ledger"}
-        results = (self._covered, self._lines, self._digest.hexdigest())
+        results = (self._prefix.covered, self._prefix.lines, self._prefix.digest.hexdigest())
         scratch, tables = c.scratch() if c is not None else ({}, {})
         tables["offsets"] = self.schedule.offset_table()
         with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
@@ -478,14 +496,13 @@ class Store:
             self._log = open(self.root / RESULTS, "ab")  # noqa: SIM115 - closed in close()
         offset = self._log.tell()
         data = (dumps_line(self._chain.sign(obj)) + "\n").encode("utf-8")
-        sound, self._sound = self._sound, False  # until the line is whole on disk
+        prefix = self._prefix
+        sound, prefix.sound = prefix.sound, False  # until the line is whole on disk
         self._log.write(data)
         self._log.flush()
         os.fsync(self._log.fileno())
-        self._digest.update(data)
-        self._covered += len(data)
-        self._lines += 1
-        self._sound = sound and offset == self._covered - len(data)
+        prefix.sound = sound and offset == prefix.covered
+        prefix.take(data)
         return offset
 
     def append(self, rec: Record) -> Record:
