@@ -50,7 +50,6 @@ import math
 import random
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +77,7 @@ from referee.engine import (
 from referee.engine.determinize import Record, determinize, determinize_agreed
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
-from referee.engine.policies import GREEDY, VALUATIONS, Policy, greedy_action, never
+from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, greedy_action, never, play_round
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
@@ -140,21 +139,10 @@ def outcome(state: State, me: int, odds: MatchOdds) -> float:
     return odds.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
 
 
-def rollout(state: State, me: int, odds: MatchOdds,
-            opponent: Callable[[State, list[Action]], Action] = greedy_action) -> float:  # fmt: skip
-    """Play the round to its end, ``me`` with :func:`greedy_action` and the other seat with ``opponent`` (by
-    default the same), and value the result for ``me``."""
-    start = state.round
-    while not state.is_over and state.round == start:
-        legal = legal_actions(state)
-        if len(legal) == 1:
-            action = legal[0]
-        elif state.to_move == me:
-            action = greedy_action(state, legal)
-        else:
-            action = opponent(state, legal)
-        state = apply(state, action, record=False)
-    return outcome(state, me, odds)
+def rollout(state: State, me: int, odds: MatchOdds, opponent: Policy = GREEDY_POLICY) -> float:
+    """Play the round to its end, ``me`` with the greedy heuristic and the other seat with ``opponent`` (by
+    default the same; :func:`~referee.engine.policies.play_round`), and value the result for ``me``."""
+    return outcome(play_round(state, me, GREEDY_POLICY, opponent), me, odds)
 
 
 def wire(action: Action) -> dict[str, Any]:
@@ -280,22 +268,21 @@ class Searcher:
             print(f"search: {type(exc).__name__}: {exc}; playing the greedy heuristic", file=sys.stderr)
             return fallback(request)
 
-    def sample(self, record: Record, rng: random.Random) -> tuple[State, Callable[[State, list[Action]], Action]]:
+    def sample(self, record: Record, rng: random.Random) -> tuple[State, Policy]:
         """One determinization and the opponent's policy in its rollouts. With the mixture model, a member of the
         family drawn by its weights, and a hand with which it would have made the opponent's plays this round (none
         asked of ``any``); with the greedy model, the greedy heuristic. A share ``1 - belief`` of the samples is
         drawn without a model (the opponent plays greedy in their rollouts)."""
         if rng.random() >= self.belief:
-            return determinize(record, rng), greedy_action
+            return determinize(record, rng), GREEDY_POLICY
         if self.hybrid:
-            hybrid = Policy(GREEDY, self.opponent.draw_koikoi(rng))
-            return self.greedy_sample(record, rng), hybrid.act
+            return self.greedy_sample(record, rng), Policy(GREEDY, self.opponent.draw_koikoi(rng))
         if not self.mixture:
-            return self.greedy_sample(record, rng), greedy_action
+            return self.greedy_sample(record, rng), GREEDY_POLICY
         policy: Policy = self.opponent.draw(rng)
         if policy.valuation is None:
-            return determinize(record, rng), policy.act
-        return determinize(record, rng, captures=True, model=policy.model), policy.act
+            return determinize(record, rng), policy
+        return determinize(record, rng, captures=True, model=policy.model), policy
 
     def greedy_sample(self, record: Record, rng: random.Random) -> State:
         """A determinization whose opponent hand explains its plays this round as the greedy heuristic's, until
@@ -363,7 +350,7 @@ class Searcher:
         return answers[best]
 
 
-    def koikoi(self, state: State, opponent: Callable[[State, list[Action]], Action], record: Record,
+    def koikoi(self, state: State, opponent: Policy, record: Record,
                rng: random.Random, odds: MatchOdds, started: float, deadline: float, cpu_deadline: float,
                ) -> Message:  # fmt: skip
         """The robust koi-koi decision: stopping is worth its exact value; koi-koi is worth its mean over rollouts
@@ -378,7 +365,7 @@ class Searcher:
         last = time.perf_counter()
         while True:
             after = apply(state, KOIKOI, record=False)
-            for j, rival in enumerate((opponent, *(r.act for r in RACERS))):
+            for j, rival in enumerate((opponent, *RACERS)):
                 values[j].append(rollout(after, me, odds, rival))
             samples += 1
             if samples in PRUNE_AT:

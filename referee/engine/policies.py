@@ -10,7 +10,8 @@ capture piles, the scores), never the opponent's hand or the stock. The family:
   valuation (a model that every legal action is as likely; played as greedy where an action is needed);
 - koi-koi rules (:data:`KOIKOI_RULES`): :func:`cautious` (the greedy heuristic's), :func:`never`, :func:`bold`.
 
-:func:`greedy_action` is the greedy heuristic, move for move. Standard library only, no I/O.
+:func:`greedy_action` is the greedy heuristic, move for move; :func:`play_round` plays a round out with two policies.
+Standard library only, no I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.cards import KINDS, card
-from referee.engine.state import KOIKOI, STOP, Action, Phase, State, legal_actions
+from referee.engine.state import KOIKOI, STOP, Action, Phase, State, apply, legal_actions
 from referee.engine.yaku import score
 
 _KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
@@ -172,3 +173,20 @@ GREEDY_POLICY = Policy(GREEDY, cautious)
 def greedy_action(state: State, legal: list[Action]) -> Action:
     """The greedy heuristic's choice among ``legal`` at ``state`` (the policy of ``bots/greedy_bot.py``)."""
     return GREEDY_POLICY.act(state, legal)
+
+
+def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
+    """``state`` played to the end of its round, seat ``me`` by ``mine`` and the other seat by ``theirs`` (a
+    single legal action is taken without asking); no event is built. Returns the state after the round: the next
+    round's first decision, or the end of the match. The rollout of a search, in one compiled loop."""
+    start = state.round
+    while not state.is_over and state.round == start:
+        legal = legal_actions(state)
+        if len(legal) == 1:
+            action = legal[0]
+        elif state.to_move == me:
+            action = mine.act(state, legal)
+        else:
+            action = theirs.act(state, legal)
+        state = apply(state, action, record=False)
+    return state

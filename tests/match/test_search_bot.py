@@ -308,34 +308,31 @@ def test_the_robust_koikoi_call_stops_when_stopping_wins_the_match() -> None:
     assert searcher.choose(koikoi_request(state)) == {"koikoi": False}
 
 
-def _hopeless(state: State, legal: list[Any]) -> Any:
-    return legal[0]  # never played: the patched rollout below values every rollout against it 0
-
-
-def _sure(state: State, legal: list[Any]) -> Any:
-    return legal[0]  # never played: the patched rollout below values every rollout against it 1
-
-
 class _Rival:
-    def __init__(self, act: Any) -> None:
-        self.act = act
+    """An opponent that never plays: the patched rollout below values every rollout against it ``value``."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+_SURE, _HOPELESS = _Rival(1.0), _Rival(0.0)
 
 
 def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeypatch: pytest.MonkeyPatch) -> None:
     # Koi-koi is called only when its mean against every opponent (the model's and the racers') beats stopping.
     real = search_bot.rollout
 
-    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.greedy_action) -> float:
-        return 0.0 if opponent is _hopeless else 1.0 if opponent is _sure else real(state, me, odds, opponent)
+    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.GREEDY_POLICY) -> float:
+        return opponent.value if isinstance(opponent, _Rival) else real(state, me, odds, opponent)
 
     monkeypatch.setattr(search_bot, "rollout", rollout)
     state, searcher = koikoi_decision(8)
     request = koikoi_request(state)
-    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure),))
-    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _sure))
+    monkeypatch.setattr(search_bot, "RACERS", (_SURE,))
+    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _SURE))
     assert searcher.choose(request) == {"koikoi": True}  # every opponent: a sure win after koi-koi
-    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure), _Rival(_hopeless), _Rival(_sure)))
+    monkeypatch.setattr(search_bot, "RACERS", (_SURE, _HOPELESS, _SURE))
     assert searcher.choose(request) == {"koikoi": False}  # one opponent against whom it always loses
-    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _hopeless))
-    monkeypatch.setattr(search_bot, "RACERS", (_Rival(_sure),))
+    monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _HOPELESS))
+    monkeypatch.setattr(search_bot, "RACERS", (_SURE,))
     assert searcher.choose(request) == {"koikoi": False}  # the model's opponent counts too
