@@ -194,13 +194,11 @@ class Saved:
         """True when ``tournament.json`` at ``path`` is byte for byte the one the checkpoint was made with."""
         return file_digest(path) == str(self.header["description"])
 
-    def state(self, named: dict[str, Any]) -> dict[str, Any]:
+    def state(self, named: dict[str, Any]) -> object:
         """The saved state, the objects of ``named`` and the scratch files put back where they were named.
         :class:`pickle.UnpicklingError` (or another error of a damaged pickle) when it does not load."""
         self.pickled.seek(0)
-        state = _Unpickler(self.pickled, {**named, **self.scratch, **self.tables}).load()
-        if not isinstance(state, dict):
-            raise pickle.UnpicklingError("a checkpoint's state is a dict")
+        state: object = _Unpickler(self.pickled, {**named, **self.scratch, **self.tables}).load()
         self.scratch = {}
         self.discard()
         return state
@@ -217,7 +215,7 @@ def write(
     root: Path,
     key: bytes,
     results: tuple[int, int, str],
-    state: dict[str, Any],
+    state: object,
     named: dict[int, str],
     scratch: dict[str, tuple[IO[bytes], int]],
     tables: dict[str, list[array[int]]],

@@ -45,6 +45,28 @@ def put(arrays: list[array[int]], k: int, i: int, value: int) -> None:
     arr[i] = value
 
 
+@dataclass
+class LedgerState:
+    """What a :class:`Ledger` keeps beyond its config and shard (the state its folder's checkpoint saves)."""
+
+    added: dict[tuple[int, int], int]
+    """(pairing, pair) -> index, of the pairs added by extend lines."""
+    redeals: dict[tuple[int, int], int]
+    """(pairing, pair) -> deal number, of the pairs dealt afresh."""
+    offsets: list[array[int]]
+    """Pairing -> offset of the counting result of each game."""
+    size: int
+    """Games in the schedule."""
+    recorded: int
+    """Games with a counting result."""
+
+    def well_formed(self) -> bool:
+        """Its fields have their types (an unpickled state is checked before use)."""
+        return (isinstance(self.added, dict) and isinstance(self.redeals, dict) and isinstance(self.offsets, list)
+                and all(isinstance(a, array) for a in self.offsets) and isinstance(self.size, int)
+                and isinstance(self.recorded, int))  # fmt: skip
+
+
 class Ledger:
     """The schedule slice of a folder (shard ``shard``) as dealt now, and the offsets of its recorded results.
 
@@ -262,26 +284,22 @@ class Ledger:
         p = self.plist[pairing]
         return f"{p.index + 1:02d}-{p.key}-{pair:0{self._width}d}{GAMES[game]}"
 
-    def state(self) -> dict[str, object]:
-        """What :meth:`restore` takes back: the pairs added and dealt afresh, the offsets, the counts (the config
-        and the shard are the folder's description)."""
-        return {"added": self.added, "redeals": self.redeals, "offsets": self._offsets, "size": self._size,
-                "recorded": self.recorded}  # fmt: skip
+    def state(self) -> LedgerState:
+        """What :meth:`restore` takes back (the config and the shard are the folder's description)."""
+        return LedgerState(self.added, self.redeals, self._offsets, self._size, self.recorded)
 
     def offset_table(self) -> list[array[int]]:
         """The offsets of the recorded results, an array a pairing (what :meth:`state` holds: a checkpoint writes
         it as it is in memory)."""
         return self._offsets
 
-    def restore(self, state: dict[str, object]) -> None:
-        """Take back what :meth:`state` gave (of this schedule: the same config and shard)."""
-        added, redeals, offsets = state["added"], state["redeals"], state["offsets"]
-        size, recorded = state["size"], state["recorded"]
-        if not (isinstance(added, dict) and isinstance(redeals, dict) and isinstance(offsets, list)
-                and len(offsets) == len(self.plist) and all(isinstance(a, array) for a in offsets)
-                and isinstance(size, int) and isinstance(recorded, int)):  # fmt: skip
+    def restore(self, state: object) -> None:
+        """Take back what :meth:`state` gave (of this schedule: the same config and shard); ``ValueError`` when
+        ``state`` (read from a file) is not that."""
+        if not (isinstance(state, LedgerState) and state.well_formed() and len(state.offsets) == len(self.plist)):
             raise ValueError("not the state of this schedule")
-        self.added, self.redeals, self._offsets, self._size, self.recorded = added, redeals, offsets, size, recorded
+        self.added, self.redeals, self._offsets = state.added, state.redeals, state.offsets
+        self._size, self.recorded = state.size, state.recorded
         self._dealt.clear()
 
     def twin_recorded(self, spec: MatchSpec) -> bool:

@@ -44,7 +44,7 @@ from referee.tournament.folder import (
     unlock_folder,
     write_description,
 )
-from referee.tournament.ledger import GAMES, Ledger
+from referee.tournament.ledger import GAMES, Ledger, LedgerState
 from referee.tournament.records import Extend, Record, Redeal
 from referee.tournament.report import scratch
 from referee.tournament.schedule import MatchSpec, check_size
@@ -74,6 +74,28 @@ class Prefix:
         self.digest.update(line)
         self.covered += len(line)
         self.lines += 1
+
+
+@dataclass
+class StoreState:
+    """What a store's checkpoint saves of it besides the lines it covers (:class:`Prefix`)."""
+
+    ledger: LedgerState
+    """The schedule's state."""
+    chain: str
+    """The MAC chain's value after the lines."""
+    extended: int
+    """Pairs added by extend lines."""
+    warnings: list[str]
+    """What the lines warned of."""
+    collected: Collected | None
+    """The report's running state (None: not kept)."""
+
+    def well_formed(self) -> bool:
+        """Its fields have their types (an unpickled state is checked before use)."""
+        return (isinstance(self.chain, str) and isinstance(self.extended, int) and isinstance(self.warnings, list)
+                and all(isinstance(w, str) for w in self.warnings)
+                and (self.collected is None or isinstance(self.collected, Collected)))  # fmt: skip
 
 
 class Store:
@@ -329,23 +351,22 @@ class Store:
             if left or digest.hexdigest() != saved.header["results_sha256"]:
                 raise ValueError("the results are not those of the checkpoint")
             state = saved.state({"config": self.config, "ledger": self.schedule, "root": self.root})
-            collected = state["collected"]
-            if collect and not isinstance(collected, Collected):
-                raise ValueError("the checkpoint holds no report state")
-            chain, extended, warned = state["chain"], state["extended"], state["warnings"]
-            if not (isinstance(chain, str) and isinstance(extended, int) and isinstance(warned, list)):
+            if not (isinstance(state, StoreState) and state.well_formed()):
                 raise ValueError("not a store's state")
-            self.schedule.restore(state["ledger"])
+            collected = state.collected
+            if collect and collected is None:
+                raise ValueError("the checkpoint holds no report state")
+            self.schedule.restore(state.ledger)
         except (ValueError, TypeError, KeyError, AttributeError, EOFError, ImportError, pickle.UnpicklingError):
             saved.discard()
             f.seek(0)
             return 0
-        self._chain.previous, self.extended = chain, extended
+        self._chain.previous, self.extended = state.chain, state.extended
         if collect:
             self.collected = collected
-        elif isinstance(collected, Collected):
+        elif collected is not None:
             collected.close()
-        self._prefix = Prefix(digest, saved.results, saved.lines, [str(w) for w in warned])
+        self._prefix = Prefix(digest, saved.results, saved.lines, state.warnings)
         return saved.results
 
     def checkpoint(self) -> None:
@@ -356,9 +377,7 @@ class Store:
             return
         self._checkpointed = time.monotonic()
         c = self.collected if self.collected is not None and not self.collected.stale else None
-        ledger = self.schedule.state()
-        state = {"ledger": ledger, "chain": self._chain.previous, "extended": self.extended,
-                 "warnings": self._prefix.warnings, "collected": c}  # fmt: skip
+        state = StoreState(self.schedule.state(), self._chain.previous, self.extended, self._prefix.warnings, c)
         named = {id(self.config): "config", id(self.schedule): "ledger"}
         results = (self._prefix.covered, self._prefix.lines, self._prefix.digest.hexdigest())
         scratch, tables = c.scratch() if c is not None else ({}, {})
