@@ -91,6 +91,9 @@ BELIEF = 1.0
 MODELS = ("hybrid", "mixture", "greedy")
 """The models of the opponent (``--model``): the greedy heuristic's card play with a koi-koi rule weighted by the
 opponent's koi-koi calls, a family weighted by all its choices, or the greedy heuristic alone."""
+OWN_KOIKOI = {"cautious": GREEDY_POLICY, "never": Policy(GREEDY, never)}
+"""Its own play in its rollouts (``--rollout-koikoi``): the greedy heuristic, with its koi-koi rule or stopping at
+every yaku."""
 KOIKOI_VALUES = ("robust", "model")
 """How the search values its own koi-koi call (``--koikoi``): against the worst of several opponents that stop at
 their first yaku and the model (``robust``), or against the model alone."""
@@ -139,10 +142,11 @@ def outcome(state: State, me: int, odds: MatchOdds) -> float:
     return odds.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
 
 
-def rollout(state: State, me: int, odds: MatchOdds, opponent: Policy = GREEDY_POLICY) -> float:
-    """Play the round to its end, ``me`` with the greedy heuristic and the other seat with ``opponent`` (by
-    default the same; :func:`~referee.engine.policies.play_round`), and value the result for ``me``."""
-    return outcome(play_round(state, me, GREEDY_POLICY, opponent), me, odds)
+def rollout(state: State, me: int, odds: MatchOdds, opponent: Policy = GREEDY_POLICY,
+            mine: Policy = GREEDY_POLICY) -> float:  # fmt: skip
+    """Play the round to its end, ``me`` with ``mine`` and the other seat with ``opponent`` (both by default the
+    greedy heuristic; :func:`~referee.engine.policies.play_round`), and value the result for ``me``."""
+    return outcome(play_round(state, me, mine, opponent), me, odds)
 
 
 def wire(action: Action) -> dict[str, Any]:
@@ -216,12 +220,14 @@ class Searcher:
         stats: bool = False,
         model: str = "hybrid",
         koikoi: str = "robust",
+        rollout_koikoi: str = "cautious",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
         self.mixture = model == "mixture"
         self.hybrid = model == "hybrid"
         self.robust = koikoi == "robust"
+        self.mine = OWN_KOIKOI[rollout_koikoi]
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
@@ -326,7 +332,7 @@ class Searcher:
         last = time.perf_counter()
         while True:
             for i in alive:
-                values[i].append(rollout(apply(state, actions[i], record=False), me, odds, opponent))
+                values[i].append(rollout(apply(state, actions[i], record=False), me, odds, opponent, self.mine))
             samples += 1
             rollouts += len(alive)
             if samples in PRUNE_AT and len(alive) > 1:
@@ -366,7 +372,7 @@ class Searcher:
         while True:
             after = apply(state, KOIKOI, record=False)
             for j, rival in enumerate((opponent, *RACERS)):
-                values[j].append(rollout(after, me, odds, rival))
+                values[j].append(rollout(after, me, odds, rival, self.mine))
             samples += 1
             if samples in PRUNE_AT:
                 worst = min(values, key=sum)
@@ -411,10 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--koikoi", choices=KOIKOI_VALUES, default="robust",
                         help="how its own koi-koi call is valued: against the worst of the model and opponents that "
                         "stop at their first yaku (robust, the default), or against the model alone")
+    parser.add_argument("--rollout-koikoi", choices=sorted(OWN_KOIKOI), default="cautious",
+                        help="its own koi-koi calls in its rollouts: the greedy heuristic's rule (cautious, the "
+                        "default) or stop at every yaku (never)")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,
-                        args.koikoi)
+                        args.koikoi, args.rollout_koikoi)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

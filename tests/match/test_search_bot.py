@@ -322,8 +322,9 @@ def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeyp
     # Koi-koi is called only when its mean against every opponent (the model's and the racers') beats stopping.
     real = search_bot.rollout
 
-    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.GREEDY_POLICY) -> float:
-        return opponent.value if isinstance(opponent, _Rival) else real(state, me, odds, opponent)
+    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.GREEDY_POLICY,
+                mine: Any = search_bot.GREEDY_POLICY) -> float:  # fmt: skip
+        return opponent.value if isinstance(opponent, _Rival) else real(state, me, odds, opponent, mine)
 
     monkeypatch.setattr(search_bot, "rollout", rollout)
     state, searcher = koikoi_decision(8)
