@@ -214,22 +214,22 @@ class Saved:
 def write(
     root: Path,
     key: bytes,
+    description: str,
     results: tuple[int, int, str],
     state: object,
     named: dict[int, str],
     scratch: dict[str, tuple[IO[bytes], int]],
     tables: dict[str, list[array[int]]],
 ) -> None:
-    """Write ``root``'s checkpoint atomically: ``results`` is (bytes, lines, SHA-256) of the ``results.jsonl`` prefix
-    that ``state`` was worked out from; ``named``: the objects of the state not to write but to name
+    """Write ``root``'s checkpoint atomically: ``description`` is the SHA-256 of ``tournament.json`` as the state's
+    store read or wrote it (kept from then: a description edited since does not pass for the state's);
+    ``results`` is (bytes, lines, SHA-256) of the ``results.jsonl`` prefix that ``state`` was worked out from;
+    ``named``: the objects of the state not to write but to name
     (``id(obj)`` -> name); ``scratch``: the scratch files to carry, by name, each with how many of its first
     bytes count; ``tables``: the lists of arrays of the state to write as they are in memory, by name (the
     offsets of every match: through a pickle, each would be held twice as it loads). The file: the header line,
     the scratch bytes, the tables, the state's pickle (streamed, never held whole), the MAC of all of it. Errors
     (``OSError``, a state that does not pickle) are the caller's; no half file is left."""
-    description = file_digest(root / "tournament.json")
-    if description is None:
-        raise OSError(f"{root}: tournament.json cannot be read")
     size, lines, digest = results
     header = {"format": FORMAT, "build": build(), "key_id": key_id(key), "description": description,
               "results": size, "lines": lines, "results_sha256": digest,

@@ -121,6 +121,7 @@ class Store:
         """The report's running state, fed every counting record read or appended (None: not kept)."""
         self._saved: checkpoint.Saved | None = None  # the folder's checkpoint, until the results are read
         self._prefix = Prefix()
+        self._description: str | None = None  # SHA-256 of tournament.json as this store read or wrote it
         self.checkpoint_every: float | None = CHECKPOINT_EVERY_S
         """Seconds between the checkpoints a playing store writes as results come (None: only when it closes)."""
         self._checkpointed = time.monotonic()
@@ -248,6 +249,7 @@ class Store:
             store.replays.mkdir(parents=True, exist_ok=True)
             store.logs.mkdir(parents=True, exist_ok=True)
             write_description(root, config, options, store.schedule.values(), key)
+            store._description = checkpoint.file_digest(root / DESCRIPTION)
             (root / RESULTS).touch()
         except OSError as exc:
             store.close()
@@ -293,9 +295,14 @@ class Store:
         if saved is not None and fields is None:
             saved.discard()
             saved = None
-        description = description_of(root, fields, jobs) if fields is not None else read_description(root, key, jobs)
+        digest: str | None
+        if fields is not None:
+            assert saved is not None
+            description, digest = description_of(root, fields, jobs), str(saved.header["description"])
+        else:
+            description, digest = read_description(root, key, jobs), checkpoint.file_digest(root / DESCRIPTION)
         store = Store(root, description.config, description.options, key)
-        store._saved = saved
+        store._saved, store._description = saved, digest
         return store
 
     def load_results(self, *, repair: bool = False, collect: bool = False) -> list[str]:
@@ -373,7 +380,7 @@ class Store:
         """Write the folder's checkpoint of what its lines gave (:mod:`referee.tournament.checkpoint`): nothing
         without a key, or when the state is not that of the lines (a failed read or write); a checkpoint that
         cannot be written is left out (the next open reads the results in full)."""
-        if self.key is None or not self._prefix.sound:
+        if self.key is None or not self._prefix.sound or self._description is None:
             return
         self._checkpointed = time.monotonic()
         c = self.collected if self.collected is not None and not self.collected.stale else None
@@ -383,7 +390,7 @@ class Store:
         scratch, tables = c.scratch() if c is not None else ({}, {})
         tables["offsets"] = self.schedule.offset_table()
         with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
-            checkpoint.write(self.root, self.key, results, state, named, scratch, tables)
+            checkpoint.write(self.root, self.key, self._description, results, state, named, scratch, tables)
 
     def _read_line(self, line: bytes, where: str, offset: int) -> list[str]:
         try:
@@ -470,6 +477,7 @@ class Store:
             raise TournamentError(f"pairing {moved or 0}: the ladder step would move it in the schedule")
         try:
             write_description(self.root, config, options, ledger.values(), self.key)
+            self._description = checkpoint.file_digest(self.root / DESCRIPTION)
         except OSError as exc:
             raise TournamentError(f"{self.root}: cannot write the tournament folder: {exc.strerror or exc}") from None
         self.config, self.options = config, options

@@ -188,7 +188,9 @@ def test_a_checkpoint_never_runs_code_even_signed_with_the_key(
     assert pickle.loads(pickle.dumps(_Payload(target))) == 0 and target.exists()  # what a plain unpickler does
     target.unlink()
     size = (folder / RESULTS).stat().st_size
-    cp.write(folder, KEY, (size, 12, cp.file_digest(folder / RESULTS) or ""), {"ledger": _Payload(target)}, {}, {}, {})
+    description = cp.file_digest(folder / "tournament.json") or ""
+    cp.write(folder, KEY, description, (size, 12, cp.file_digest(folder / RESULTS) or ""), {"ledger": _Payload(target)},
+             {}, {}, {})  # fmt: skip
     assert cp.read(folder, KEY, scratch) is not None  # its MAC checks: only the unpickler stands in the way
     reads = _Reads(monkeypatch)
     assert _report(folder) == want
@@ -206,6 +208,20 @@ def test_a_description_rewritten_is_read_and_checked_in_full(tmp_path: Path, mon
     path.write_text(text.replace('"index": 0,', '"index": 5,', 1), encoding="utf-8")  # an edited entry
     with pytest.raises(TournamentError):
         Store.open(tmp_path, 1, KEY)
+
+
+def test_a_description_rewritten_while_a_store_is_open_does_not_pass_for_its_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The checkpoint names tournament.json as the store read it, not as it is when the checkpoint is written.
+    _made(tmp_path, 12)
+    want = _report(tmp_path)
+    store = Store.open(tmp_path, 1, KEY)
+    path = tmp_path / DESCRIPTION
+    path.write_text(path.read_text(encoding="utf-8").replace('"index": 0,', '"index":  0,', 1), encoding="utf-8")
+    store.close()  # writes the checkpoint
+    reads = _Reads(monkeypatch)
+    assert _report(tmp_path) == want and reads.count == 12  # opened by a full read
 
 
 def test_a_torn_line_after_the_checkpoint_is_cut_and_its_match_played_again(tmp_path: Path) -> None:
