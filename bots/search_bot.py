@@ -74,7 +74,7 @@ from referee.engine import (
     mask_of_ids,
     rules_from_dict,
 )
-from referee.engine.determinize import Record, determinize, determinize_agreed
+from referee.engine.determinize import Record, determinize
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
 from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, greedy_action, never, play_round
@@ -297,8 +297,8 @@ class Searcher:
         here = (self.match, len(record.rounds))
         if self.unexplained == here:
             return determinize(record, rng, captures=True)
-        state, agreed = determinize_agreed(record, rng, captures=True, model=greedy_model)
-        if not agreed:
+        state = determinize(record, rng, captures=True, model=greedy_model)
+        if not record.agreed:
             self.unexplained = here
         return state
 

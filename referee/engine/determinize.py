@@ -98,6 +98,9 @@ class Record:
         self.over = False
         self.start: State | None = None  # the current round's start on some deal (determinize's cache)
         self.start_round = 0  # the round count ``start`` belongs to
+        self.agreed = True
+        """Whether the last :func:`determinize` of this record found a deal on which its model made the opponent's
+        plays (true when it was given no model)."""
 
     @property
     def current(self) -> RoundRecord | None:
@@ -266,19 +269,6 @@ def determinize(
     tries: int = 64,
     observer: Callable[[State, Action], None] | None = None,
 ) -> State:
-    """A full state at the seat's current point of the match: :func:`determinize_agreed`'s state."""
-    return determinize_agreed(record, rng, captures=captures, model=model, tries=tries, observer=observer)[0]
-
-
-def determinize_agreed(
-    record: Record,
-    rng: random.Random,
-    *,
-    captures: bool = False,
-    model: Callable[[State], Action] | None = None,
-    tries: int = 64,
-    observer: Callable[[State, Action], None] | None = None,
-) -> tuple[State, bool]:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
     ``captures``: also assume that the opponent never discarded while it held a card that could capture (a model
@@ -287,7 +277,7 @@ def determinize_agreed(
     ``model``: a policy the opponent is assumed to follow (it gets the full state and returns an action). The
     current round's deal is sampled again, up to ``tries`` times, until each card the opponent chose to play this
     round is the model's choice at the rebuilt state; when no sample agrees, a sample without the model is returned
-    (the model is dropped for this decision) and the flag returned with the state is false. Only the opponent's
+    (the model is dropped for this decision) and ``record.agreed`` is set false (true otherwise). Only the opponent's
     plays from its hand are checked: its other choices depend on nothing hidden. The samples that agree are
     uniform among the deals that agree.
 
@@ -325,7 +315,8 @@ def determinize_agreed(
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:
         raise DeterminizeError("the replay does not reach the current round")
-    return state, agreed
+    record.agreed = agreed
+    return state
 
 
 def _replay_before_last(record: Record, deals: list[Deal], seed: int) -> State:

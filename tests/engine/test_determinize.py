@@ -181,6 +181,16 @@ def test_a_model_of_the_opponent_keeps_the_hands_where_it_would_have_played_as_s
         assert observe(rebuilt, 1) == observe(state, 1)
         held = rebuilt.hands[0]
         assert all(c > max(played) for c in range(48) if held >> c & 1)
+        assert record.agreed
+
+        def highest(state: State) -> Action:
+            return legal_actions(state)[-1]
+
+        # a model that made none of its plays: from a full hand it plays its highest card, never its lowest
+        determinize(record, random.Random(seed), model=highest, tries=8)
+        assert not record.agreed
+        determinize(record, random.Random(seed))
+        assert record.agreed  # no model: nothing to disagree with
         checked += 1
     assert checked > 10
 
