@@ -337,3 +337,42 @@ def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeyp
     monkeypatch.setattr(searcher, "sample", lambda record, rng: (determinize(record, rng), _HOPELESS))
     monkeypatch.setattr(search_bot, "RACERS", (_SURE,))
     assert searcher.choose(request) == {"koikoi": False}  # the model's opponent counts too
+
+
+def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None:
+    # Against an opponent that plays its highest card, no sampled hand explains its plays as greedy's: after the
+    # first sample fails, the rest of the round is sampled without that model. Against greedy the model holds.
+    rules = PRESETS["koikoi-japan"]
+    for seed in range(20):
+        for opponent in ("greedy", "highest"):
+            state = new_match(rules, seed, first_dealer=1)
+            searcher = search_bot.Searcher(None, 4, 0)
+            searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
+            plays = 0
+            while state.round == 1 and not state.is_over:
+                for event in state.events:
+                    searcher.observe({"type": "event", **seat_event(event, 0)})
+                if state.to_move == 0 and state.phase is Phase.PLAY and plays >= 3:
+                    break
+                legal = legal_actions(state)
+                if state.to_move == 1 and opponent == "highest" and state.phase is Phase.PLAY:
+                    action = legal[-1]
+                else:
+                    action = search_bot.greedy_action(state, legal)
+                plays += state.to_move == 1 and state.phase is Phase.PLAY
+                state = apply(state, action)
+            if state.round != 1 or state.is_over:
+                continue
+            record = searcher.record
+            assert record is not None
+            searcher.greedy_sample(record, random.Random(seed))
+            if opponent == "greedy":
+                assert searcher.unexplained is None and record.agreed
+                continue
+            if record.agreed:
+                continue  # its highest cards were also greedy's choices
+            assert searcher.unexplained == (1, 1)
+            searcher.greedy_sample(record, random.Random(seed + 1))
+            assert record.agreed  # sampled without the model: nothing to disagree with
+            return
+    raise AssertionError("no round where the highest card was not greedy's choice")
