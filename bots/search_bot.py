@@ -15,10 +15,11 @@ model of it. The default model (``--model hybrid``) plays the opponent's cards a
 its koi-koi rule (:data:`~referee.engine.policies.KOIKOI_RULES`) by weights learned from the opponent's koi-koi calls
 this match (:class:`~referee.engine.opponents.OpponentModel`; the calls are public, so one replay of the record
 weighs them exactly); the opponent's hand is sampled among those with which greedy would have played each card it
-played this round (when 64 tries find none, the model is dropped for the rest of the round: a play that no
-sampled hand explains will not be explained later). ``--model mixture`` also learns the card
-play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each explains all the
-opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the greedy heuristic.
+played this round (after 64 tries the model is dropped for that sample; once two samples were dropped and none
+kept it since the opponent's last play, it is dropped until the opponent plays again). ``--model mixture`` also
+learns the card play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each
+explains all the opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the
+greedy heuristic.
 Every action is tried on the same samples, and an action that the leader beats by ``PRUNE_T`` standard errors of
 the paired differences is no longer sampled; when one action is left the search ends early. The value of a finished
 round is the match outcome when the match is over (win 1, draw 1/2, loss 0), otherwise the chance of winning the
@@ -232,7 +233,9 @@ class Searcher:
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
-        self.unexplained: tuple[int, int] | None = None  # (match, round) where the card-play model failed
+        self.fit: tuple[tuple[int, int, int], int, int] | None = None
+        """(match, round, the opponent's plays this round), and how many samples since then kept and dropped the
+        greedy card-play model (``greedy_sample``)."""
 
     def observe(self, msg: Message) -> None:
         """Take in ``hello``/``new_match`` (a new match) and every event."""
@@ -291,15 +294,19 @@ class Searcher:
         return determinize(record, rng, captures=True, model=policy.model), policy
 
     def greedy_sample(self, record: Record, rng: random.Random) -> State:
-        """A determinization whose opponent hand explains its plays this round as the greedy heuristic's, until
-        that fails once in a round: then (a play no sampled hand explains) the rest of the round is sampled with the
-        capture model only, instead of spending 64 replays a sample on a model that does not fit."""
-        here = (self.match, len(record.rounds))
-        if self.unexplained == here:
+        """A determinization whose opponent hand explains its plays this round as the greedy heuristic's. Once
+        two samples found no such hand (64 tries each) and none found one since the opponent's last play, its
+        plays are taken for unexplained and the samples use the capture model only until it plays again, instead
+        of spending 64 replays a sample on a model that does not fit."""
+        current = record.current
+        here = (self.match, len(record.rounds), current.opponent_played.bit_count() if current else 0)
+        if self.fit is None or self.fit[0] != here:
+            self.fit = (here, 0, 0)
+        _, kept, dropped = self.fit
+        if dropped >= 2 and not kept:
             return determinize(record, rng, captures=True)
         state = determinize(record, rng, captures=True, model=greedy_model)
-        if not record.agreed:
-            self.unexplained = here
+        self.fit = (here, kept + record.agreed, dropped + (not record.agreed))
         return state
 
     def search(self, request: Message) -> Message:

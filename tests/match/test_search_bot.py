@@ -340,8 +340,8 @@ def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeyp
 
 
 def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None:
-    # Against an opponent that plays its highest card, no sampled hand explains its plays as greedy's: after the
-    # first sample fails, the rest of the round is sampled without that model. Against greedy the model holds.
+    # Against an opponent that plays its highest card, no sampled hand explains its plays as greedy's: after two
+    # samples fail, the samples go without that model until it plays again. Against greedy the model holds.
     rules = PRESETS["koikoi-japan"]
     for seed in range(20):
         for opponent in ("greedy", "highest"):
@@ -367,12 +367,13 @@ def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None
             assert record is not None
             searcher.greedy_sample(record, random.Random(seed))
             if opponent == "greedy":
-                assert searcher.unexplained is None and record.agreed
+                assert searcher.fit == ((1, 1, 3), 1, 0) and record.agreed
                 continue
             if record.agreed:
                 continue  # its highest cards were also greedy's choices
-            assert searcher.unexplained == (1, 1)
             searcher.greedy_sample(record, random.Random(seed + 1))
-            assert record.agreed  # sampled without the model: nothing to disagree with
+            assert searcher.fit == ((1, 1, 3), 0, 2) and not record.agreed
+            searcher.greedy_sample(record, random.Random(seed + 2))
+            assert record.agreed and searcher.fit == ((1, 1, 3), 0, 2)  # no model: nothing to disagree with
             return
     raise AssertionError("no round where the highest card was not greedy's choice")
