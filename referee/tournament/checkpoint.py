@@ -6,8 +6,9 @@ schedule) and every ``tournament.json`` schedule entry, and gathers the report's
 (:class:`~referee.tournament.collected.Collected`): some 200 µs a result. A store that closes cleanly writes what
 that work gave into ``.checkpoint``, beside them:
 
-- the SHA-256 of ``tournament.json`` and of the first ``results`` bytes of ``results.jsonl`` (so many complete
-  lines), and the MAC chain's value after them;
+- the SHA-256 of ``tournament.json`` as the store read or wrote it (hashed then, not when the checkpoint is
+  written: a description edited while the store was open does not pass for the one its state came from) and of
+  the first ``results`` bytes of ``results.jsonl`` (so many complete lines), and the MAC chain's value after them;
 - the schedule's state (:meth:`Ledger.state <referee.tournament.ledger.Ledger.state>`: the pairs added and dealt
   afresh, the offset of each recorded result), the pairs added, the warnings of those lines;
 - the report's running state, its scratch rows (``matches.csv``'s and the pair list's) included;
