@@ -280,11 +280,14 @@ for raw in sys.stdin:
     if msg["type"] == "hello":
         print(json.dumps({"type": "hello", "name": "spinner"}), flush=True)
     elif msg["type"] == "request":
+        time.sleep(0.05)  # the spinning thread, just thawed, records the stop that ended before the list is written
+        sys.stderr.write(json.dumps({"gaps": gaps}) + "\n")
+        sys.stderr.flush()
         print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
     elif msg["type"] == "bye":
-        time.sleep(0.1)  # the spinning thread, thawed with the bye, records the last gap before the list is written
+        time.sleep(0.1)
         break
-sys.stderr.write(json.dumps({"gaps": gaps}) + "\n")
+sys.stderr.write(json.dumps({"gaps": gaps}) + "\n")  # the referee may close the bot before this: then the last list
 """
 SLEEPY = r"""
 import json, sys, time
@@ -307,8 +310,9 @@ def test_a_bot_does_not_run_while_its_opponent_thinks(tmp_path: Path, freezer: s
     """A bot's thread that spins all the time is stopped for the whole of each of the opponent's turns (0.3 s
     each): its clock stands still for at least that long for every turn the opponent took after it answered. On a
     busy machine the thread may not be scheduled in the bot's own short turn, so two stops can show as one jump of
-    twice the length: the jumps are summed, not counted. With its cgroup's freezer, and without cgroups (SIGSTOP
-    to every process of the bot)."""
+    twice the length: the jumps are summed, not counted. The bot writes them at each request and at the bye; a busy
+    machine may close it before the bye's list is written, so the stop after its last answer may be missing. With
+    its cgroup's freezer, and without cgroups (SIGSTOP to every process of the bot)."""
     if freezer == "cgroup" and cgroups.reason() is not None:
         pytest.skip(f"no usable cgroups: {cgroups.reason()}")
     if freezer == "sigstop":
@@ -334,7 +338,7 @@ def test_a_bot_does_not_run_while_its_opponent_thinks(tmp_path: Path, freezer: s
     switches = sum(1 for a, b in itertools.pairwise(seats) if a == 1 and b == 2)  # spinner, then sleepy
     gaps = json.loads(log.read_text().strip().splitlines()[-1])["gaps"]
     assert switches >= 3
-    assert sum(g for g in gaps if g >= 0.28) >= 0.28 * switches, (switches, gaps)
+    assert sum(g for g in gaps if g >= 0.28) >= 0.28 * (switches - 1), (switches, gaps)
     expected = "sigstop" if freezer == "sigstop" else cgroups.support().freezer
     assert [b["freezer"] for b in lines[0]["bots"]] == [expected, expected]
 
