@@ -78,7 +78,8 @@ from referee.engine import (
 from referee.engine.determinize import Record, determinize
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
-from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, greedy_action, never, play_round
+from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, never, play_round
+from referee.engine.policies import greedy_action as greedy_action  # the heuristic its rollouts play, by name
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
 from referee.protocol import seat_event_from_json
@@ -111,11 +112,6 @@ def value(c: int, mine: int) -> float:
     return GREEDY.value(c, mine)
 
 
-def greedy_model(state: State) -> Action:
-    """The greedy heuristic's choice at ``state``: the model of the opponent when sampling its hand."""
-    return greedy_action(state, legal_actions(state))
-
-
 ODDS_ROUNDS = 2000
 """Rounds of greedy self-play that measure the distribution of round results behind the match value table."""
 _OUTCOMES: dict[str, dict[RoundOutcome, int]] = {}
@@ -126,7 +122,7 @@ def match_odds(rules: Rules, tie: float) -> MatchOdds:
     """The match value table of ``rules`` (cached): round results of greedy self-play, then dynamic programming."""
     key = repr(sorted(rules.to_dict().items()))
     if key not in _OUTCOMES:
-        _OUTCOMES[key] = round_outcomes(rules, greedy_model, ODDS_ROUNDS, 1)
+        _OUTCOMES[key] = round_outcomes(rules, GREEDY_POLICY.model, ODDS_ROUNDS, 1)
     if (key, tie) not in _ODDS:
         _ODDS[key, tie] = MatchOdds(rules, _OUTCOMES[key], tie)
     return _ODDS[key, tie]
@@ -305,7 +301,7 @@ class Searcher:
         _, kept, dropped = self.fit
         if dropped >= 2 and not kept:
             return determinize(record, rng, captures=True)
-        state = determinize(record, rng, captures=True, model=greedy_model)
+        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model)
         self.fit = (here, kept + record.agreed, dropped + (not record.agreed))
         return state
 
