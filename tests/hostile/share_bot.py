@@ -218,11 +218,11 @@ def still_held() -> int:
 
 # --- looking around -----------------------------------------------------------------------------------------
 
-SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc", "/opt", "/proc", "/dev", "/sys", "/tmp")
+SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/etc", "/opt", "/proc", "/dev", "/sys")
 
 
 def known(path: str, own: set[str]) -> bool:
-    """A path the bot knows anyway: the system, its own /tmp, a word of its own command line or a folder
+    """A path the bot knows anyway: the system, a word of its own command line or a folder
     above one."""
     path = path.rstrip("/") or "/"
     if path == "/" or any(path == top or path.startswith(top + "/") for top in SYSTEM):
