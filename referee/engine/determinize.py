@@ -209,8 +209,10 @@ def _hand_ok(hand: Mask, mine: Mask, want: tuple[int, str] | None, seat: int, ru
     return hy is None  # otherwise a hand yaku of its own would have ended (or misdealt) the round
 
 
-def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool) -> Deal:
-    """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly."""
+def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool, exclude: Mask = 0,
+                 ) -> Deal:  # fmt: skip
+    """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly (first
+    without the cards a model of the opponent rules out of its hand: ``captures`` and ``exclude``)."""
     seen = r.hand | r.field | r.opponent_played | mask_of(r.drawn)
     unseen = _bits(_ALL & ~seen)
     need = 8 - r.opponent_played.bit_count()
@@ -218,8 +220,9 @@ def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, ca
     if need < 0 or len(unseen) != need + 24 - len(r.drawn) or len(allowed) < need:
         raise DeterminizeError("no deal agrees with the events of this round")
     pools = [allowed]
-    if captures and r.declined & ~r.forbidden:
-        keen = [c for c in allowed if not r.declined >> c & 1]
+    avoid = (r.declined if captures else 0) | exclude
+    if avoid & ~r.forbidden:
+        keen = [c for c in allowed if not avoid >> c & 1]
         if len(keen) >= need:
             pools.insert(0, keen)  # the model first; when no hand agrees with it, the rules alone
     want = r.hand_yaku
@@ -268,6 +271,7 @@ def determinize(
     model: Callable[[State], Action] | None = None,
     tries: int = 64,
     observer: Callable[[State, Action], None] | None = None,
+    exclude: Mask = 0,
 ) -> State:
     """A full state at the seat's current point of the match, the unseen cards sampled with ``rng``.
 
@@ -280,6 +284,11 @@ def determinize(
     (the model is dropped for this decision) and ``record.agreed`` is set false (true otherwise). Only the opponent's
     plays from its hand are checked: its other choices depend on nothing hidden. The samples that agree are
     uniform among the deals that agree.
+
+    ``exclude``: cards a model of the opponent rules out of its hand this round (for example those
+    :meth:`~referee.engine.policies.Valuation.excluded` finds from its plays); the current round's hand is drawn
+    without them, as with ``captures``, while enough cards are left, so that fewer samples are rejected by
+    ``model``.
 
     ``observer``: called with the rebuilt state and the action taken at each decision of the opponent in the
     current round, as the replay reaches it (to weigh models of the opponent by how well they explain its choices;
@@ -296,9 +305,9 @@ def determinize(
     rules, seat = record.rules, record.seat
     last = record.rounds[-1]
     if record.start is not None and record.start_round == len(record.rounds):
-        start = redeal(record.start, _sample_deal(rules, seat, last, rng, captures))
+        start = redeal(record.start, _sample_deal(rules, seat, last, rng, captures, exclude))
     else:
-        deals = [_sample_deal(rules, seat, r, rng, captures) for r in record.rounds]
+        deals = [_sample_deal(rules, seat, r, rng, captures, exclude if r is last else 0) for r in record.rounds]
         start = _replay_before_last(record, deals, rng.getrandbits(62))
         record.start, record.start_round = start, len(record.rounds)
     state = _replay_last(record, start, model, observer)
@@ -310,7 +319,7 @@ def determinize(
             assert state is not None
             agreed = False
             break
-        start = redeal(start, _sample_deal(rules, seat, last, rng, captures))
+        start = redeal(start, _sample_deal(rules, seat, last, rng, captures, exclude))
         state = _replay_last(record, start, model, observer)
         attempt += 1
     if state.round != len(record.rounds) or state.is_over:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.engine.cards import KINDS, card
+from referee.engine.rules import CaptureThree
 from referee.engine.state import KOIKOI, STOP, Action, Phase, State, apply, legal_actions
 from referee.engine.yaku import score
 
@@ -76,6 +77,19 @@ class Valuation:
         v = self.value(c, mine)
         return v + self.spite * self.value(c, theirs) if self.spite else v
 
+    def play_value(self, c: int, target: int, field: int, hand: int, mine: int, theirs: int) -> float:
+        """What playing hand card ``c`` is worth (capturing ``target``, or when -1 whatever of its month is on the
+        field, or nothing: a discard, which costs more when ``hand`` holds fewer of its month)."""
+        taken = 1 << target if target >= 0 else field & _MONTH[c]
+        if not taken:
+            return -self.worth(c, mine, theirs) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+        v = 2.0 + self.worth(c, mine, theirs) + self.sweep
+        while taken:
+            low = taken & -taken
+            taken ^= low
+            v += self.worth(low.bit_length() - 1, mine, theirs) + self.sweep
+        return v
+
     def choose(self, state: State, legal: list[Action]) -> Action:
         """The action this valuation prefers among ``legal`` (a play or a capture choice; first of equals)."""
         p = state.to_move
@@ -85,19 +99,40 @@ class Valuation:
         field, hand = state.field, state.hands[p]
         best, best_v = legal[0], -1e9
         for a in legal:
-            c = a.card
-            taken = 1 << a.target if a.target >= 0 else field & _MONTH[c]
-            if taken:
-                v = 2.0 + self.worth(c, mine, theirs) + self.sweep
-                while taken:
-                    low = taken & -taken
-                    taken ^= low
-                    v += self.worth(low.bit_length() - 1, mine, theirs) + self.sweep
-            else:
-                v = -self.worth(c, mine, theirs) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+            v = self.play_value(a.card, a.target, field, hand, mine, theirs)
             if v > best_v:
                 best, best_v = a, v
         return best
+
+    def excluded(self, state: State, played: Action) -> int:
+        """The cards (a mask) that the player to move at ``state`` cannot have held if it chose ``played`` (a play
+        from its hand) by this valuation: those whose capture it values above ``played``, whatever else it held.
+        A discard is worth at most minus its card's worth, whatever the hand; so every card that could capture is
+        excluded by a discard, and so is every card whose own discard would be worth more (at least minus its worth
+        less 1.5 for three more of its month held). The rest is checked by replaying the whole hand."""
+        p = state.to_move
+        mine, theirs = state.captured[p], state.captured[1 - p]
+        field, c = state.field, played.card
+        discarded = played.target < 0 and not field & _MONTH[c]
+        if discarded:
+            bound = -self.worth(c, mine, theirs)
+        else:
+            bound = self.play_value(c, played.target, field, state.hands[p], mine, theirs)
+        choose3 = state.rules.capture_three is CaptureThree.CHOOSE
+        out = 0
+        for u in range(48):
+            mates = field & _MONTH[u]
+            if field >> u & 1:
+                continue
+            if not mates:
+                if discarded and -self.worth(u, mine, theirs) - 1.5 > bound:
+                    out |= 1 << u
+                continue
+            n = mates.bit_count()
+            targets = [t for t in range(48) if mates >> t & 1] if n == 2 or (n == 3 and choose3) else [-1]
+            if max(self.play_value(u, t, field, 0, mine, theirs) for t in targets) > bound:
+                out |= 1 << u
+        return out
 
 
 VALUATIONS: tuple[Valuation | None, ...] = (

@@ -29,6 +29,7 @@ from referee.engine import (
     visible_event,
 )
 from referee.engine.determinize import DeterminizeError, Record, determinize
+from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS
 from referee.engine.state import redeal, shuffled_deal
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
@@ -264,3 +265,69 @@ def test_a_round_is_replayed_once_and_its_deal_sampled_again() -> None:
     assert not state.is_over and state.round == 2
     determinize(record, random.Random(4))
     assert record.start is not kept and record.start_round == len(record.rounds)
+
+
+def _with_hand(state: State, hand: int) -> State:
+    s = state._copy()
+    s.hands = (hand, s.hands[1]) if s.to_move == 0 else (s.hands[0], hand)
+    return s
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_a_valuation_excludes_exactly_cards_that_would_have_changed_its_choice(name: str) -> None:
+    """At random decisions of random matches: a valuation's choice never excludes a card of the hand it chose from,
+    and each excluded card, added to that hand, makes the valuation choose another action."""
+    rules = PRESETS[name]
+    excluded = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        state = new_match(rules, seed)
+        while not state.is_over:
+            legal = legal_actions(state)
+            if state.phase is Phase.PLAY:
+                hand = state.hands[state.to_move]
+                for valuation in VALUATIONS:
+                    if valuation is None:
+                        continue
+                    chosen = valuation.choose(state, legal)
+                    out = valuation.excluded(state, chosen)
+                    assert out & hand == 0, (valuation.name, chosen)
+                    for u in range(48):
+                        if out >> u & 1:
+                            wider = _with_hand(state, hand | 1 << u)
+                            assert valuation.choose(wider, legal_actions(wider)) != chosen, (valuation.name, u)
+                            excluded += 1
+            state = apply(state, rng.choice(legal))
+    assert excluded > 100  # the test sees exclusions, of captures and of discards
+
+
+def test_the_samples_of_a_greedy_opponent_never_hold_a_card_its_plays_exclude() -> None:
+    """A greedy opponent's round: the hands that agree with its plays hold none of the cards its plays exclude,
+    with the exclusion or without; with it, samples are rejected less often and still agree."""
+    rules = PRESETS["koikoi-japan"]
+    checked = 0
+    for seed in range(12):
+        state = new_match(rules, seed, first_dealer=0)
+        record = Record(rules, 1)
+        exclude = 0
+        for event in state.events:
+            record.add(visible_event(event, 1))
+        while state.round == 1 and not state.is_over and state.turn < 10:
+            legal = legal_actions(state)
+            action = GREEDY_POLICY.act(state, legal) if state.to_move == 0 else legal[seed % len(legal)]
+            if state.to_move == 0 and state.phase is Phase.PLAY:
+                exclude |= GREEDY.excluded(state, action)
+            state = apply(state, action)
+            for event in state.events:
+                record.add(visible_event(event, 1))
+        if state.round != 1 or state.is_over or state.to_move != 1 or state.phase is not Phase.PLAY:
+            continue
+        assert state.hands[0] & exclude == 0
+        for k in range(10):
+            plain = determinize(record, random.Random(k), model=GREEDY_POLICY.model, tries=10_000)
+            assert record.agreed and plain.hands[0] & exclude == 0
+            narrowed = determinize(record, random.Random(k), model=GREEDY_POLICY.model, exclude=exclude, tries=10_000)
+            assert record.agreed and narrowed.hands[0] & exclude == 0
+            assert observe(narrowed, 1) == observe(state, 1)
+            checked += 1
+    assert checked >= 50
