@@ -229,9 +229,9 @@ class Searcher:
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
-        self.fit: tuple[tuple[int, int, int], int, int] | None = None
-        """(match, round, the opponent's plays this round), and how many samples since then kept and dropped the
-        greedy card-play model (``greedy_sample``)."""
+        self.fit: tuple[tuple[int, int, int], int, int, int] | None = None
+        """(match, round, the opponent's plays this round), how many samples since then kept and dropped the
+        greedy card-play model, and the cards that model rules out of the opponent's hand (``greedy_sample``)."""
 
     def observe(self, msg: Message) -> None:
         """Take in ``hello``/``new_match`` (a new match) and every event."""
@@ -290,20 +290,35 @@ class Searcher:
         return determinize(record, rng, captures=True, model=policy.model), policy
 
     def greedy_sample(self, record: Record, rng: random.Random) -> State:
-        """A determinization whose opponent hand explains its plays this round as the greedy heuristic's. Once
-        two samples found no such hand (64 tries each) and none found one since the opponent's last play, its
-        plays are taken for unexplained and the samples use the capture model only until it plays again, instead
-        of spending 64 replays a sample on a model that does not fit."""
+        """A determinization whose opponent hand explains its plays this round as the greedy heuristic's. The
+        hand is drawn without the cards that greedy would have captured with rather than make one of those plays
+        (:meth:`~referee.engine.policies.Valuation.excluded`, found once per play of the opponent), so that few
+        samples are rejected. Once two samples found no such hand (64 tries each) and none found one since the
+        opponent's last play, its plays are taken for unexplained and the samples use the capture model only until
+        it plays again, instead of spending 64 replays a sample on a model that does not fit."""
         current = record.current
         here = (self.match, len(record.rounds), current.opponent_played.bit_count() if current else 0)
         if self.fit is None or self.fit[0] != here:
-            self.fit = (here, 0, 0)
-        _, kept, dropped = self.fit
+            self.fit = (here, 0, 0, self.excluded(record, rng))
+        _, kept, dropped, exclude = self.fit
         if dropped >= 2 and not kept:
             return determinize(record, rng, captures=True)
-        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model)
-        self.fit = (here, kept + record.agreed, dropped + (not record.agreed))
+        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model, exclude=exclude)
+        self.fit = (here, kept + record.agreed, dropped + (not record.agreed), exclude)
         return state
+
+    @staticmethod
+    def excluded(record: Record, rng: random.Random) -> int:
+        """The cards the opponent cannot hold if it made its plays of this round as the greedy heuristic does."""
+        out = 0
+
+        def see(state: State, action: Action) -> None:
+            nonlocal out
+            if state.phase is Phase.PLAY:
+                out |= GREEDY.excluded(state, action)
+
+        determinize(record, rng, observer=see)
+        return out
 
     def search(self, request: Message) -> Message:
         """The best mean value over determinized rollouts."""
