@@ -122,7 +122,7 @@ def match_odds(rules: Rules, tie: float) -> MatchOdds:
     """The match value table of ``rules`` (cached): round results of greedy self-play, then dynamic programming."""
     key = repr(sorted(rules.to_dict().items()))
     if key not in _OUTCOMES:
-        _OUTCOMES[key] = round_outcomes(rules, GREEDY_POLICY.model, ODDS_ROUNDS, 1)
+        _OUTCOMES[key] = round_outcomes(rules, GREEDY_POLICY, ODDS_ROUNDS, 1)
     if (key, tie) not in _ODDS:
         _ODDS[key, tie] = MatchOdds(rules, _OUTCOMES[key], tie)
     return _ODDS[key, tie]

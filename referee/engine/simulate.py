@@ -19,11 +19,11 @@ chance to win, by the lead, the rounds left and who deals.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Final
 
+from referee.engine.policies import Policy, play_round
 from referee.engine.rules import Rules
-from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match
+from referee.engine.state import Phase, State, apply, legal_actions, new_match
 
 _OVER: Final = Phase.MATCH_OVER
 
@@ -46,19 +46,15 @@ RoundOutcome = tuple[int, bool]
 whether the dealer deals the next round too."""
 
 
-def round_outcomes(
-    rules: Rules, policy: Callable[[State], Action], rounds: int, seed: int
-) -> dict[RoundOutcome, int]:
+def round_outcomes(rules: Rules, policy: Policy, rounds: int, seed: int) -> dict[RoundOutcome, int]:
     """How often each :data:`RoundOutcome` happens when ``policy`` plays both seats: ``rounds`` first rounds of
     matches seeded from ``seed`` (deterministic), counted. The raw material of :class:`MatchOdds`."""
     counts: dict[RoundOutcome, int] = {}
     for k in range(rounds):
         state = new_match(rules, seed * 1_000_003 + k)
-        dealer, start = state.dealer, state.round
+        dealer = state.dealer
         lead = state.scores[dealer] - state.scores[1 - dealer]
-        while not state.is_over and state.round == start:
-            legal = legal_actions(state)
-            state = apply(state, legal[0] if len(legal) == 1 else policy(state), record=False)
+        state = play_round(state, 0, policy, policy)
         key = (state.scores[dealer] - state.scores[1 - dealer] - lead, state.dealer == dealer)
         counts[key] = counts.get(key, 0) + 1
     return counts
