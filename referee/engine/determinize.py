@@ -96,8 +96,9 @@ class Record:
         self.rounds: list[RoundRecord] = []
         self.first_dealer: int | None = None
         self.over = False
-        self.start: State | None = None  # the current round's start on some deal (determinize's cache)
-        self.start_round = 0  # the round count ``start`` belongs to
+        self.start: State | None = None
+        """The start of the round being played (or of an earlier one: its ``round`` tells) on some deal: the earlier
+        rounds replayed once, for :func:`determinize` to deal the round again."""
         self.agreed = True
         """Whether the last :func:`determinize` of this record found a deal on which its model made the opponent's
         plays (true when it was given no model)."""
@@ -304,12 +305,12 @@ def determinize(
         raise DeterminizeError("no round is being played")
     rules, seat = record.rules, record.seat
     last = record.rounds[-1]
-    if record.start is not None and record.start_round == len(record.rounds):
+    if record.start is not None and record.start.round == len(record.rounds):
         start = redeal(record.start, _sample_deal(rules, seat, last, rng, captures, exclude))
     else:
         deals = [_sample_deal(rules, seat, r, rng, captures, exclude if r is last else 0) for r in record.rounds]
         start = _replay_before_last(record, deals, rng.getrandbits(62))
-        record.start, record.start_round = start, len(record.rounds)
+        record.start = start
     state = _replay_last(record, start, model, observer)
     agreed = True
     attempt = 1
