@@ -16,8 +16,9 @@ its koi-koi rule (:data:`~referee.engine.policies.KOIKOI_RULES`) by weights lear
 this match (:class:`~referee.engine.opponents.OpponentModel`; the calls are public, so one replay of the record
 weighs them exactly); the opponent's hand is sampled among those with which greedy would have played each card it
 played this round, drawn without the cards greedy would rather have played than one of those
-(:meth:`~referee.engine.policies.Valuation.excluded`) (after 64 tries the model is dropped for that sample; once two samples were dropped and none
-kept it since the opponent's last play, it is dropped until the opponent plays again). ``--model mixture`` also
+(:meth:`~referee.engine.policies.Valuation.excluded`); after 64 tries the model is dropped for that sample, and once
+two samples were dropped and none kept it since the opponent's last play, it is dropped until the opponent plays
+again. ``--model mixture`` also
 learns the card play: a family of simple policies (:mod:`referee.engine.policies`) weighed by how well each
 explains all the opponent's choices, each sample drawing a member by those weights; ``--model greedy`` assumes the
 greedy heuristic.
