@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -378,3 +379,11 @@ def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None
             assert record.agreed and searcher.fit[:3] == ((1, 1, 3), 0, 2)  # no model: nothing to disagree with
             return
     raise AssertionError("no round where the highest card was not greedy's choice")
+
+
+def test_the_search_speed_benchmark_prints_its_figures() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search.py"), "--matches", "1", "--samples", "4"],
+                         capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert re.fullmatch(r"koikoi-japan: \d+ decisions of 4 samples, [\d.]+ ms cpu a decision, [\d,]+ samples/s, "
+                        r"[\d,]+ rollouts/s \(cpu\)\n", run.stdout), run.stdout  # fmt: skip
