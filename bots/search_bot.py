@@ -293,8 +293,9 @@ class Searcher:
 
     def greedy_sample(self, record: Record, rng: random.Random) -> State:
         """A determinization whose opponent hand explains its plays this round as the greedy heuristic's. The
-        hand is drawn without the cards that greedy would have captured with rather than make one of those plays
-        (:meth:`~referee.engine.policies.Valuation.excluded`, found once per play of the opponent), so that few
+        hand is drawn without the cards that greedy would rather have played than one of those plays (captured
+        with, or discarded; :meth:`~referee.engine.policies.Valuation.excluded`, found once per play of the
+        opponent), so that few
         samples are rejected. Once two samples found no such hand (64 tries each) and none found one since the
         opponent's last play, its plays are taken for unexplained and the samples use the capture model only until
         it plays again, instead of spending 64 replays a sample on a model that does not fit."""

@@ -45,6 +45,9 @@ _GROUPS = (
     (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
 )
 
+_HELD = 0.5
+"""What each further card of its month in hand takes off the value of a discard (a pair held is kept for later)."""
+
 _CARD_GROUPS = tuple(tuple((g, bonus) for g, bonus in _GROUPS if g >> c & 1) for c in range(48))
 """The groups each card belongs to (most cards: none), so that a card's value looks at its own groups only."""
 
@@ -82,7 +85,7 @@ class Valuation:
         field, or nothing: a discard, which costs more when ``hand`` holds fewer of its month)."""
         taken = 1 << target if target >= 0 else field & _MONTH[c]
         if not taken:
-            return -self.worth(c, mine, theirs) - 0.5 * ((hand & _MONTH[c]).bit_count() - 1)
+            return -self.worth(c, mine, theirs) - _HELD * ((hand & _MONTH[c]).bit_count() - 1)
         v = 2.0 + self.worth(c, mine, theirs) + self.sweep
         while taken:
             low = taken & -taken
@@ -109,7 +112,8 @@ class Valuation:
         from its hand) by this valuation: those whose capture it values above ``played``, whatever else it held.
         A discard is worth at most minus its card's worth, whatever the hand; so every card that could capture is
         excluded by a discard, and so is every card whose own discard would be worth more (at least minus its worth
-        less 1.5 for three more of its month held). The rest is checked by replaying the whole hand."""
+        less three times ``_HELD``, for three more of its month held). The rest is checked by replaying the whole
+        hand."""
         p = state.to_move
         mine, theirs = state.captured[p], state.captured[1 - p]
         field, c = state.field, played.card
@@ -125,7 +129,7 @@ class Valuation:
             if field >> u & 1:
                 continue
             if not mates:
-                if discarded and -self.worth(u, mine, theirs) - 1.5 > bound:
+                if discarded and -self.worth(u, mine, theirs) - 3 * _HELD > bound:
                     out |= 1 << u
                 continue
             n = mates.bit_count()
