@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from referee.engine.cards import KINDS, card
+from referee.engine.cards import KINDS, card, cards_of
 from referee.engine.rules import CaptureThree
 from referee.engine.state import KOIKOI, STOP, Action, Phase, State, apply, legal_actions
 from referee.engine.yaku import score
@@ -133,7 +133,7 @@ class Valuation:
                     out |= 1 << u
                 continue
             n = mates.bit_count()
-            targets = [t for t in range(48) if mates >> t & 1] if n == 2 or (n == 3 and choose3) else [-1]
+            targets = cards_of(mates) if n == 2 or (n == 3 and choose3) else [-1]
             if max(self.play_value(u, t, field, 0, mine, theirs) for t in targets) > bound:
                 out |= 1 << u
         return out
