@@ -33,7 +33,10 @@ Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its e
 koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
 :data:`RACERS` (every valuation of the family, stopping at its first yaku), on the same samples, and the call is
 koi-koi only when the worst of those means beats stopping: a koi-koi must pay against an opponent that races to a
-yaku and cashes it, whoever the opponent seemed to be. ``--koikoi model`` values it against the model alone.
+yaku and cashes it, whoever the opponent seemed to be. ``--koikoi model`` values it against the model alone. In
+every rollout both seats stop where stopping wins the match, whatever their koi-koi rule
+(:func:`~referee.engine.policies.cashing`; ``--opponent-koikoi model`` leaves the opponent's rule as the model drew
+it).
 
 Time. Each request carries ``move_ms`` and ``bank_ms``. The bot may use ``MOVE_SHARE`` of ``move_ms`` plus
 ``BANK_SHARE`` of the bank left, in wall-clock time, and ``--ms`` caps its thinking in this process's CPU time
@@ -53,6 +56,7 @@ import math
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +84,18 @@ from referee.engine import (
 from referee.engine.determinize import Record, determinize
 from referee.engine.events import RoundEnd
 from referee.engine.opponents import OpponentModel
-from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, never, play_round
+from referee.engine.policies import (
+    GREEDY,
+    GREEDY_POLICY,
+    KOIKOI_RULES,
+    VALUATIONS,
+    KoikoiRule,
+    Policy,
+    cashing,
+    cautious,
+    never,
+    play_round,
+)
 from referee.engine.policies import greedy_action as greedy_action  # the heuristic its rollouts play, by name
 from referee.engine.rules import TieBreak
 from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
@@ -95,9 +110,12 @@ BELIEF = 1.0
 MODELS = ("hybrid", "mixture", "greedy")
 """The models of the opponent (``--model``): the greedy heuristic's card play with a koi-koi rule weighted by the
 opponent's koi-koi calls, a family weighted by all its choices, or the greedy heuristic alone."""
-OWN_KOIKOI = {"cautious": GREEDY_POLICY, "never": Policy(GREEDY, never)}
-"""Its own play in its rollouts (``--rollout-koikoi``): the greedy heuristic, with its koi-koi rule or stopping at
-every yaku."""
+OWN_KOIKOI = {"cautious": Policy(GREEDY, cashing(cautious)), "never": Policy(GREEDY, never)}
+"""Its own play in its rollouts (``--rollout-koikoi``): the greedy heuristic, with its koi-koi rule (but stopping
+where that wins the match) or stopping at every yaku."""
+CASHING: dict[KoikoiRule, KoikoiRule] = {rule: cashing(rule) for _, rule in KOIKOI_RULES}
+"""Each koi-koi rule of the opponent model, stopping where that wins the match: the model's opponent cashes a
+winning stop, whatever its rule."""
 KOIKOI_VALUES = ("robust", "model")
 """How the search values its own koi-koi call (``--koikoi``): against the worst of several opponents that stop at
 their first yaku and the model (``robust``), or against the model alone."""
@@ -206,6 +224,18 @@ def fallback(request: Message) -> Message:
     return max(legal, key=worth)
 
 
+@dataclass
+class Fit:
+    """How the greedy card-play model fits the opponent's plays, since its last play (``at``: the match, the round
+    and how many cards it played this round): the cards that model rules out of its hand, and how many samples
+    since then found a hand that explains its plays (``kept``) or found none (``dropped``)."""
+
+    at: tuple[int, int, int]
+    exclude: int
+    kept: int = 0
+    dropped: int = 0
+
+
 class Searcher:
     """The bot's memory of the current match and its search."""
 
@@ -220,6 +250,7 @@ class Searcher:
         model: str = "hybrid",
         koikoi: str = "robust",
         rollout_koikoi: str = "cautious",
+        opponent_koikoi: str = "cashing",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
@@ -227,13 +258,13 @@ class Searcher:
         self.hybrid = model == "hybrid"
         self.robust = koikoi == "robust"
         self.mine = OWN_KOIKOI[rollout_koikoi]
+        self.cashing = opponent_koikoi == "cashing"
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
         self.match = 0
-        self.fit: tuple[tuple[int, int, int], int, int, int] | None = None
-        """(match, round, the opponent's plays this round), how many samples since then kept and dropped the
-        greedy card-play model, and the cards that model rules out of the opponent's hand (``greedy_sample``)."""
+        self.fit: Fit | None = None
+        """How the greedy card-play model fits the opponent's plays since its last play (``greedy_sample``)."""
 
     def observe(self, msg: Message) -> None:
         """Take in ``hello``/``new_match`` (a new match) and every event."""
@@ -283,7 +314,10 @@ class Searcher:
         if rng.random() >= self.belief:
             return determinize(record, rng), GREEDY_POLICY
         if self.hybrid:
-            return self.greedy_sample(record, rng), Policy(GREEDY, self.opponent.draw_koikoi(rng))
+            rule = self.opponent.draw_koikoi(rng)
+            if self.cashing:
+                rule = CASHING[rule]
+            return self.greedy_sample(record, rng), Policy(GREEDY, rule)
         if not self.mixture:
             return self.greedy_sample(record, rng), GREEDY_POLICY
         policy: Policy = self.opponent.draw(rng)
@@ -301,13 +335,16 @@ class Searcher:
         it plays again, instead of spending 64 replays a sample on a model that does not fit."""
         current = record.current
         here = (self.match, len(record.rounds), current.opponent_played.bit_count() if current else 0)
-        if self.fit is None or self.fit[0] != here:
-            self.fit = (here, 0, 0, self.excluded(record, rng))
-        _, kept, dropped, exclude = self.fit
-        if dropped >= 2 and not kept:
+        fit = self.fit
+        if fit is None or fit.at != here:
+            fit = self.fit = Fit(here, self.excluded(record, rng))
+        if fit.dropped >= 2 and not fit.kept:
             return determinize(record, rng, captures=True)
-        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model, exclude=exclude)
-        self.fit = (here, kept + record.agreed, dropped + (not record.agreed), exclude)
+        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model, exclude=fit.exclude)
+        if record.agreed:
+            fit.kept += 1
+        else:
+            fit.dropped += 1
         return state
 
     @staticmethod
@@ -441,10 +478,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout-koikoi", choices=sorted(OWN_KOIKOI), default="cautious",
                         help="its own koi-koi calls in its rollouts: the greedy heuristic's rule (cautious, the "
                         "default) or stop at every yaku (never)")
+    parser.add_argument("--opponent-koikoi", choices=("cashing", "model"), default="cashing",
+                        help="the opponent's koi-koi calls in its rollouts: the model's rule, but stopping where that "
+                        "wins the match (cashing, the default), or the model's rule alone")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,
-                        args.koikoi, args.rollout_koikoi)
+                        args.koikoi, args.rollout_koikoi, args.opponent_koikoi)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

@@ -8,7 +8,8 @@ capture piles, the scores), never the opponent's hand or the stock. The family:
   (a capture is also worth what it keeps from the other player, a discard costs what it gives), ``rare`` (brights
   and the viewing cards above all), ``count`` (the number of cards taken, whatever their kind), and ``None``, no
   valuation (a model that every legal action is as likely; played as greedy where an action is needed);
-- koi-koi rules (:data:`KOIKOI_RULES`): :func:`cautious` (the greedy heuristic's), :func:`never`, :func:`bold`.
+- koi-koi rules (:data:`KOIKOI_RULES`): :func:`cautious` (the greedy heuristic's), :func:`never`, :func:`bold`;
+  :func:`cashing` makes any of them stop where stopping wins the match.
 
 :func:`greedy_action` is the greedy heuristic, move for move; :func:`play_round` plays a round out with two policies.
 Standard library only, no I/O.
@@ -178,6 +179,23 @@ def bold(state: State, p: int) -> bool:
 
 KoikoiRule = Callable[[State, int], bool]
 """Whether player ``p`` calls koi-koi at ``state``."""
+
+
+def stop_wins(state: State, p: int) -> bool:
+    """Whether player ``p``, at a koi-koi choice in the match's last round, wins the match by stopping."""
+    if state.round < state.rules.rounds:
+        return False
+    after = apply(state, STOP, record=False)
+    return after.is_over and after.winner == p
+
+
+def cashing(rule: KoikoiRule) -> KoikoiRule:
+    """``rule``, except that it stops whenever stopping wins the match (:func:`stop_wins`)."""
+
+    def call(state: State, p: int) -> bool:
+        return rule(state, p) and not stop_wins(state, p)
+
+    return call
 KOIKOI_RULES: tuple[tuple[str, KoikoiRule], ...] = (("cautious", cautious), ("never", never), ("bold", bold))
 """The koi-koi rules of the family, by name."""
 

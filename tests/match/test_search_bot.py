@@ -367,16 +367,18 @@ def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None
             record = searcher.record
             assert record is not None
             searcher.greedy_sample(record, random.Random(seed))
+            fit = searcher.fit
+            assert fit is not None and fit.at == (1, 1, 3)
             if opponent == "greedy":
-                assert searcher.fit is not None and searcher.fit[:3] == ((1, 1, 3), 1, 0) and record.agreed
-                assert searcher.fit[3] & state.hands[1] == 0  # the cards ruled out are none of greedy's
+                assert (fit.kept, fit.dropped) == (1, 0) and record.agreed
+                assert fit.exclude & state.hands[1] == 0  # the cards ruled out are none of greedy's
                 continue
             if record.agreed:
                 continue  # its highest cards were also greedy's choices
             searcher.greedy_sample(record, random.Random(seed + 1))
-            assert searcher.fit is not None and searcher.fit[:3] == ((1, 1, 3), 0, 2) and not record.agreed
+            assert (fit.kept, fit.dropped) == (0, 2) and not record.agreed
             searcher.greedy_sample(record, random.Random(seed + 2))
-            assert record.agreed and searcher.fit[:3] == ((1, 1, 3), 0, 2)  # no model: nothing to disagree with
+            assert record.agreed and (fit.kept, fit.dropped) == (0, 2)  # no model: nothing to disagree with
             return
     raise AssertionError("no round where the highest card was not greedy's choice")
 
