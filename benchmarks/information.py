@@ -1,0 +1,183 @@
+"""How much of a preset's result hidden cards decide: players told more or less of the deal, against a pool style.
+
+Plays ``--deals`` duplicate deal pairs (each deal twice, the player in each seat) against one style of the
+opponent pool (``bots/pool_bot.py``, asked through the real request of its seat), with one of these players:
+
+- ``uniform``: a determinized Monte Carlo search (``--samples`` samples a decision; for every legal action, the
+  round played out by the search bot's rollout policies and valued by its match odds, as ``bots/search_bot.py``
+  does), the hidden cards (the opponent's hand, the stock order) drawn uniformly from the cards it has not seen;
+- ``known``: the same search, told the opponent's hand: only the stock order is drawn. No fair player knows more,
+  so no way of inferring the opponent's hand can take this search above this figure;
+- ``omniscient``: it sees every card and knows the opponent's style, and plays each round's best line (a depth-first
+  search over its own choices, the opponent's answers computed; a round's end valued by the match odds). Cheap
+  when a match is one deal (``cardavia``); a round of a longer match can take seconds.
+
+Prints a row per player: games, wins-draws-losses, the score rate with its 95% interval, and the deal pairs it won
+twice, split, or lost twice (a split pair: the seat, not the player, decided it)::
+
+    .venv/bin/python benchmarks/information.py --rules cardavia --opponent stopper --deals 200
+    .venv/bin/python benchmarks/information.py --players uniform known --samples 100 --deals 50
+
+Standard output only; every choice is seeded (by the deal and the seat), so a run repeats exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# benchmarks/referee.py is named like the package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from referee.engine import PRESETS, Action, State, apply, legal_actions, new_match, observe  # noqa: E402
+from referee.protocol.messages import request_message  # noqa: E402
+from referee.protocol.text import encode  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
+search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
+pool_bot: Any = importlib.import_module("pool_bot")
+
+PLAYERS = ("uniform", "known", "omniscient")
+Chooser = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def pool_action(choose: Chooser, state: State) -> Action:
+    """The pool style's action at ``state``: its answer to the real request of the seat to move."""
+    request = json.loads(encode(request_message(1, observe(state, state.to_move), 1000, 0)))
+    want = choose(request)
+    return next(a for a in legal_actions(state) if search_bot.wire(a) == want)
+
+
+def redraw(state: State, me: int, rng: random.Random, known: bool) -> State:
+    """``state`` with its hidden cards drawn again: the stock order, and unless ``known`` the opponent's hand."""
+    opp = 1 - me
+    unseen = list(state.stock[state.stock_pos:])
+    hands = state.hands
+    if not known:
+        held = [c for c in range(48) if hands[opp] >> c & 1]
+        unseen += held
+        rng.shuffle(unseen)
+        drawn = sum(1 << c for c in unseen[: len(held)])
+        hands = (hands[0], drawn) if opp == 1 else (drawn, hands[1])
+        unseen = unseen[len(held):]
+    else:
+        rng.shuffle(unseen)
+    sample = state._copy()
+    sample.hands = hands
+    sample.stock = (*state.stock[: state.stock_pos], *unseen)
+    return sample
+
+
+class Search:
+    """The determinized search of ``uniform`` and ``known``."""
+
+    def __init__(self, samples: int, known: bool) -> None:
+        self.samples, self.known = samples, known
+        self.mine = search_bot.OWN_KOIKOI["cautious"]
+        self.theirs = search_bot.Policy(search_bot.GREEDY, search_bot.CASHING[search_bot.cautious])
+
+    def act(self, state: State, me: int, rng: random.Random) -> Action:
+        legal = legal_actions(state)
+        odds = search_bot.match_odds(state.rules, 0.5)
+        totals = [0.0] * len(legal)
+        for _ in range(self.samples):
+            sample = redraw(state, me, rng, self.known)
+            for i, action in enumerate(legal):
+                after = apply(sample, action, record=False)
+                totals[i] += search_bot.rollout(after, me, odds, self.theirs, self.mine)
+        return legal[max(range(len(legal)), key=totals.__getitem__)]
+
+
+class Omniscient:
+    """The best line of each round, seeing every card, against the opponent's known style."""
+
+    def __init__(self, choose: Chooser) -> None:
+        self.choose = choose
+        self.line: list[Action] = []
+
+    def best(self, state: State, me: int, start: int) -> tuple[float, list[Action]]:
+        """The value of the round's best line for ``me`` from ``state``, and its actions of ``me``."""
+        if state.is_over or state.round != start:
+            return search_bot.outcome(state, me, search_bot.match_odds(state.rules, 0.5)), []
+        legal = legal_actions(state)
+        if len(legal) == 1 or state.to_move != me:
+            action = legal[0] if len(legal) == 1 else pool_action(self.choose, state)
+            return self.best(apply(state, action, record=False), me, start)
+        top, line = -1.0, [legal[0]]
+        for action in legal:
+            value, rest = self.best(apply(state, action, record=False), me, start)
+            if value > top:
+                top, line = value, [action, *rest]
+            if top >= 1.0:
+                break  # the match is won: nothing is better
+        return top, line
+
+    def act(self, state: State, me: int, rng: random.Random) -> Action:
+        if not self.line:
+            self.line = self.best(state, me, state.round)[1]
+        return self.line.pop(0)
+
+
+def play(player: Search | Omniscient, choose: Chooser, rules_name: str, seed: int, me: int) -> float:
+    """One match on deal ``seed``, ``player`` in seat ``me``: 1 for a win, 1/2 a draw, 0 a loss."""
+    rng = random.Random(f"{seed}/{me}")
+    state = new_match(PRESETS[rules_name], seed)
+    if isinstance(player, Omniscient):
+        player.line = []
+    while not state.is_over:
+        legal = legal_actions(state)
+        if len(legal) == 1:
+            action = legal[0]
+        elif state.to_move == me:
+            action = player.act(state, me, rng)
+        else:
+            action = pool_action(choose, state)
+        state = apply(state, action, record=False)
+    return 0.5 if state.winner is None else float(state.winner == me)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Score rates of players told more or less of the deal, against a "
+                                     "style of the opponent pool.")  # fmt: skip
+    parser.add_argument("--rules", default="cardavia", choices=sorted(PRESETS), help="preset (default cardavia)")
+    parser.add_argument("--opponent", default="stopper", choices=sorted(pool_bot.STYLES),
+                        help="style of the opponent pool (default stopper)")
+    parser.add_argument("--deals", type=int, default=100, help="deal pairs, seeds 0.. (default 100)")
+    parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
+    parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
+                        help="players (default all three)")
+    args = parser.parse_args()
+    if args.deals < 1 or args.samples < 1:
+        parser.error("--deals and --samples must be 1 or more")
+    choose: Chooser = pool_bot.chooser(args.opponent)
+    print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs, {args.samples} samples a decision")
+    print("| player | games | W-D-L | score rate (95%) | pairs won twice / split / lost twice | seconds |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in args.players:
+        started = time.perf_counter()
+        player = Omniscient(choose) if name == "omniscient" else Search(args.samples, name == "known")
+        results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in range(args.deals)]
+        flat = [r for pair in results for r in pair]
+        n = len(flat)
+        rate = sum(flat) / n
+        half = 1.96 * math.sqrt(sum((r - rate) ** 2 for r in flat) / max(n - 1, 1) / n)
+        wins, draws = flat.count(1.0), flat.count(0.5)
+        twice = sum(sum(p) == 2 for p in results)
+        lost = sum(sum(p) == 0 for p in results)
+        low, high = max(rate - half, 0.0), min(rate + half, 1.0)
+        print(f"| {name} | {n} | {wins}-{draws}-{n - wins - draws} | {100 * rate:.1f}% [{100 * low:.1f}, "
+              f"{100 * high:.1f}] | {twice} / {args.deals - twice - lost} / {lost} | "
+              f"{time.perf_counter() - started:.0f} |", flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
