@@ -13,7 +13,7 @@ opponent pool (``bots/pool_bot.py``, asked through the real request of its seat)
   when a match is one deal (``cardavia``); a round of a longer match can take seconds.
 
 Prints a row per player: games, wins-draws-losses, the score rate with its 95% interval, and the deal pairs it won
-twice, split, or lost twice (a split pair: the seat, not the player, decided it)::
+twice, split or drawn, or lost twice (a split pair: the seat, not the player, decided it)::
 
     .venv/bin/python benchmarks/information.py --rules cardavia --opponent stopper --deals 200
     .venv/bin/python benchmarks/information.py --players uniform known --samples 100 --deals 50
@@ -159,7 +159,7 @@ def main() -> int:
         parser.error("--deals and --samples must be 1 or more")
     choose: Chooser = pool_bot.chooser(args.opponent)
     print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs, {args.samples} samples a decision")
-    print("| player | games | W-D-L | score rate (95%) | pairs won twice / split / lost twice | seconds |")
+    print("| player | games | W-D-L | score rate (95%) | pairs won twice / split or drawn / lost twice | seconds |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in args.players:
         started = time.perf_counter()
