@@ -310,14 +310,19 @@ class Searcher:
         """One determinization and the opponent's policy in its rollouts. With the mixture model, a member of the
         family drawn by its weights, and a hand with which it would have made the opponent's plays this round (none
         asked of ``any``); with the greedy model, the greedy heuristic. A share ``1 - belief`` of the samples is
-        drawn without a model (the opponent plays greedy in their rollouts)."""
+        drawn without a model (the opponent plays greedy in their rollouts). With ``--opponent-koikoi cashing``
+        the policy's koi-koi rule stops where stopping wins the match."""
+        state, policy = self.draw(record, rng)
+        if self.cashing:
+            policy = Policy(policy.valuation, CASHING[policy.koikoi])
+        return state, policy
+
+    def draw(self, record: Record, rng: random.Random) -> tuple[State, Policy]:
+        """The determinization and the opponent's policy of :meth:`sample`, as the model has it."""
         if rng.random() >= self.belief:
             return determinize(record, rng), GREEDY_POLICY
         if self.hybrid:
-            rule = self.opponent.draw_koikoi(rng)
-            if self.cashing:
-                rule = CASHING[rule]
-            return self.greedy_sample(record, rng), Policy(GREEDY, rule)
+            return self.greedy_sample(record, rng), Policy(GREEDY, self.opponent.draw_koikoi(rng))
         if not self.mixture:
             return self.greedy_sample(record, rng), GREEDY_POLICY
         policy: Policy = self.opponent.draw(rng)

@@ -309,6 +309,25 @@ def test_the_robust_koikoi_call_stops_when_stopping_wins_the_match() -> None:
     assert searcher.choose(koikoi_request(state)) == {"koikoi": False}
 
 
+@pytest.mark.parametrize("model", ["hybrid", "mixture", "greedy"])
+def test_the_opponent_of_the_rollouts_cashes_a_stop_that_wins_the_match(model: str) -> None:
+    # In the only round any stop with a yaku wins the match: with --opponent-koikoi cashing (the default) every
+    # sampled opponent stops there, whatever koi-koi rule the model drew; with --opponent-koikoi model some play on.
+    state, searcher = koikoi_decision(1)
+    record = searcher.record
+    assert record is not None
+    p = state.to_move
+    searcher.mixture, searcher.hybrid = model == "mixture", model == "hybrid"
+    searcher.opponent.settled_koikoi = [0.0, 0.0, 5.0]  # the evidence of a bold caller (the learned models)
+    for cashing in (True, False):
+        searcher.cashing = cashing
+        rules = [searcher.sample(record, random.Random(i))[1].koikoi for i in range(40)]
+        if cashing:
+            assert not any(rule(state, p) for rule in rules)
+        elif model != "greedy":  # the greedy model always draws the greedy heuristic's own rule
+            assert any(rule(state, p) for rule in rules)
+
+
 class _Rival:
     """An opponent that never plays: the patched rollout below values every rollout against it ``value``."""
 
