@@ -56,7 +56,6 @@ import math
 import random
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -224,16 +223,17 @@ def fallback(request: Message) -> Message:
     return max(legal, key=worth)
 
 
-@dataclass
 class Fit:
     """How the greedy card-play model fits the opponent's plays, since its last play (``at``: the match, the round
     and how many cards it played this round): the cards that model rules out of its hand, and how many samples
-    since then found a hand that explains its plays (``kept``) or found none (``dropped``)."""
+    since then found a hand that explains its plays (``kept``) or found none (``dropped``). A plain class, not a
+    dataclass: this file is also loaded by path, as a module that ``sys.modules`` does not hold."""
 
-    at: tuple[int, int, int]
-    exclude: int
-    kept: int = 0
-    dropped: int = 0
+    __slots__ = ("at", "dropped", "exclude", "kept")
+
+    def __init__(self, at: tuple[int, int, int], exclude: int) -> None:
+        self.at, self.exclude = at, exclude
+        self.kept = self.dropped = 0
 
 
 class Searcher:

@@ -3,6 +3,7 @@ saw (a spy on its input: two deals that differ in hidden cards give it the same 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import re
@@ -425,3 +426,14 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
     assert set(rows) == {"uniform", "known", "omniscient"}
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"])
+
+
+def test_the_bot_file_loads_by_path_as_a_module_nobody_registered() -> None:
+    # Other programs load the search by its path (a wrapper bot subclasses its Searcher) without putting the
+    # module in sys.modules: nothing at its top level may need that (a dataclass does).
+    spec = importlib.util.spec_from_file_location("search_bot_by_path", BOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "search_bot_by_path" not in sys.modules
+    assert module.Searcher(None, 4, 0).fit is None
