@@ -196,6 +196,8 @@ def cashing(rule: KoikoiRule) -> KoikoiRule:
         return rule(state, p) and not stop_wins(state, p)
 
     return call
+
+
 KOIKOI_RULES: tuple[tuple[str, KoikoiRule], ...] = (("cautious", cautious), ("never", never), ("bold", bold))
 """The koi-koi rules of the family, by name."""
 
