@@ -11,7 +11,7 @@ request (and at the fourth: parent_fds; in every match: results_rewrite). Every 
 itself even where no limit stops it, and touches only what it reaches through its own parent (the referee):
 
 takeover        SIGSTOP the sibling processes (the opponent), read their requests from /proc/PID/fd/0 and
-                answer them through /proc/PID/fd/1 (first request)
+                answer them through /proc/PID/fd/1 (set up at the first request, before answering it)
 parent_fds      read every regular file the ancestors hold open (/proc/PID/fd/N): a replay being written
 replay_search   look for recent replays, results lines and bot logs on disk, from the referee's cwd to /
 bot_peek        read the files beside its own program and in the folder above (other bots, their data)
@@ -124,34 +124,43 @@ def siblings() -> list[int]:
     return [p for p in pids() if p != me and ppid_of(p) == parent]
 
 
-def take_over() -> None:
-    """Stop each sibling and play its seat through its own descriptors (in this thread, until bye)."""
+def take_over() -> tuple[int, int, int] | None:
+    """Stop a sibling and open its descriptors, before answering the first request: the bot is frozen
+    between its turns, so setup spread over them could outlast the match. The sibling, and the two
+    descriptors to play its seat through (:func:`play_for`); None, with a verdict, where nothing was reached."""
     others = siblings()
     visible = len([p for p in pids() if p not in (os.getpid(), os.getppid())])
     for opp in others:
         try:
             os.kill(opp, signal.SIGSTOP)
-            rfd = os.open(f"/proc/{opp}/fd/0", os.O_RDONLY)
+            rfd = os.open(f"/proc/{opp}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+            os.set_blocking(rfd, True)
             wfd = os.open(f"/proc/{opp}/fd/1", os.O_WRONLY)
         except OSError as exc:
             verdict(won=False, target=opp, error=str(exc), visible=visible)
             continue
-        seen = answered = 0
-        with os.fdopen(rfd, "rb") as requests:
-            for raw in requests:
-                msg = json.loads(raw)
-                if msg.get("type") == "bye":
-                    break
-                if msg.get("type") != "request":
-                    continue
-                seen += 1
-                answer = {"type": "action", "id": msg["id"], "action": msg["legal"][-1]}
-                os.write(wfd, json.dumps(answer).encode() + b"\n")
-                answered += 1
-                if answered == 1:
-                    verdict(won=True, target=opp, seen=seen, answered=answered)
-        return
+        verdict(won=False, target=opp, stopped=True, visible=visible)  # replaced by won=True once it answers
+        return opp, rfd, wfd
     verdict(won=False, siblings=others, visible=visible)
+    return None
+
+
+def play_for(opp: int, rfd: int, wfd: int) -> None:
+    """Answer the stopped sibling's requests through its own descriptors (in a thread, until bye)."""
+    seen = answered = 0
+    with os.fdopen(rfd, "rb") as requests:
+        for raw in requests:
+            msg = json.loads(raw)
+            if msg.get("type") == "bye":
+                break
+            if msg.get("type") != "request":
+                continue
+            seen += 1
+            answer = {"type": "action", "id": msg["id"], "action": msg["legal"][-1]}
+            os.write(wfd, json.dumps(answer).encode() + b"\n")
+            answered += 1
+            if answered == 1:
+                verdict(won=True, target=opp, seen=seen, answered=answered)
 
 
 # --- reading the referee's files ----------------------------------------------------------------------------
@@ -451,8 +460,8 @@ for line in sys.stdin:
         continue
     requests += 1
     if requests == 1:
-        if MODE == "takeover":
-            threading.Thread(target=take_over, daemon=True).start()
+        if MODE == "takeover" and (reached := take_over()) is not None:
+            threading.Thread(target=play_for, args=reached, daemon=True).start()
         elif MODE == "parent_fds":
             parent_fds()
         elif MODE == "setsid_churn":
