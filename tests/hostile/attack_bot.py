@@ -133,6 +133,7 @@ def take_over() -> tuple[int, int, int] | None:
     for opp in others:
         try:
             os.kill(opp, signal.SIGSTOP)
+            # Not blocking while opening: this runs before the bot answers, and a pipe's read end waits for a writer.
             rfd = os.open(f"/proc/{opp}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
             os.set_blocking(rfd, True)
             wfd = os.open(f"/proc/{opp}/fd/1", os.O_WRONLY)
