@@ -109,6 +109,9 @@ def round_evidence(record: Record, rng: random.Random, samples: int
     makes them on ``samples`` uniform deals: for each play or capture choice, the share per valuation and the mean
     number of legal actions; for each koi-koi decision, the share per koi-koi rule."""
     spy = _Spy(1 - record.seat, samples)
+    current = record.current
+    if current is not None and not current.actions:
+        return [], []  # no decision yet, or a round that an opening hand's yaku ended at its deal: no evidence
     for _ in range(samples):
         spy.at = 0
         try:

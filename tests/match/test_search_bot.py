@@ -14,7 +14,19 @@ from typing import Any
 
 import pytest
 
-from referee.engine import PRESETS, Deal, Phase, State, apply, ids_of, legal_actions, new_match, score, shuffled_deal
+from referee.engine import (
+    PRESETS,
+    Deal,
+    HandYakuMade,
+    Phase,
+    State,
+    apply,
+    ids_of,
+    legal_actions,
+    new_match,
+    score,
+    shuffled_deal,
+)
 from referee.engine.determinize import determinize
 from referee.engine.opponents import FLOOR
 from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
@@ -239,6 +251,33 @@ def watch(opponent: Policy, rounds: int, seed: int, model: str = "mixture") -> s
         legal = legal_actions(state)
         player = GREEDY_POLICY if state.to_move == 0 else opponent
         state = apply(state, player.act(state, legal))
+
+
+@pytest.mark.parametrize("model", ["hybrid", "mixture"])
+def test_a_round_won_at_the_deal_by_a_hand_yaku_is_no_evidence_and_no_error(
+    model: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # nintendo scores four cards of one month in an opening hand (teshi) at the deal: that round has no decision.
+    rules = rules_from_dict({"base": "nintendo", "rounds": 3})
+    order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
+    deck = order + [c for c in range(48) if c not in order]  # seat 1 holds the four pines
+    teshi = Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
+                 tuple(deck[24:]))  # fmt: skip
+    for seat in (0, 1):
+        state = new_match(rules, 3, (teshi,), first_dealer=0)
+        assert [e.name for e in state.events if isinstance(e, HandYakuMade)] == ["teshi"]
+        searcher = search_bot.Searcher(None, 4, 0, model=model)
+        searcher.observe({"type": "hello", "seat": seat + 1, "rules": rules.to_dict()})
+        while True:
+            for event in state.events:
+                searcher.observe({"type": "event", **seat_event(event, seat)})
+            if state.is_over:
+                break
+            state = apply(state, search_bot.greedy_action(state, legal_actions(state)))
+        assert state.round == 3 and searcher.record is not None and len(searcher.record.rounds) == 3
+        if model == "mixture":
+            assert searcher.opponent.choices > 10  # the two rounds played were weighed
+    assert "not weighed" not in capsys.readouterr().err
 
 
 def test_the_model_of_the_opponent_learns_its_style_from_its_choices() -> None:
