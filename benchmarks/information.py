@@ -8,6 +8,9 @@ opponent pool (``bots/pool_bot.py``, asked through the real request of its seat)
   does), the hidden cards (the opponent's hand, the stock order) drawn uniformly from the cards it has not seen;
 - ``known``: the same search, told the opponent's hand: only the stock order is drawn. No fair player knows more,
   so no way of inferring the opponent's hand can take this search above this figure;
+- ``exact``: the same search, told the opponent's hand and its style: in its rollouts the opponent is the pool
+  style itself, asked through the real request of its seat (slow: a request a move of every rollout). What the
+  best model of the opponent, hand and play, could give this search;
 - ``omniscient``: it sees every card and knows the opponent's style, and plays each round's best line (a depth-first
   search over its own choices, the opponent's answers computed; a round's end valued by the match odds). Cheap
   when a match is one deal (``cardavia``); a round of a longer match can take seconds.
@@ -45,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
 pool_bot: Any = importlib.import_module("pool_bot")
 
-PLAYERS = ("uniform", "known", "omniscient")
+PLAYERS = ("uniform", "known", "exact", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -77,12 +80,29 @@ def redraw(state: State, me: int, rng: random.Random, known: bool) -> State:
 
 
 class Search:
-    """The determinized search of ``uniform`` and ``known``."""
+    """The determinized search of ``uniform``, ``known`` and (with ``exact``, the opponent's style) ``exact``."""
 
-    def __init__(self, samples: int, known: bool) -> None:
-        self.samples, self.known = samples, known
+    def __init__(self, samples: int, known: bool, exact: Chooser | None = None) -> None:
+        self.samples, self.known, self.exact = samples, known, exact
         self.mine = search_bot.OWN_KOIKOI["cautious"]
         self.theirs = search_bot.Policy(search_bot.GREEDY, search_bot.CASHING[search_bot.cautious])
+
+    def rollout(self, state: State, me: int, odds: Any) -> float:
+        """The round played out from ``state`` and valued for ``me``: the search bot's rollout, or with ``exact``
+        the opponent's moves asked of its style."""
+        if self.exact is None:
+            return float(search_bot.rollout(state, me, odds, self.theirs, self.mine))
+        start = state.round
+        while not state.is_over and state.round == start:
+            legal = legal_actions(state)
+            if len(legal) == 1:
+                action = legal[0]
+            elif state.to_move == me:
+                action = self.mine.act(state, legal)
+            else:
+                action = pool_action(self.exact, state)
+            state = apply(state, action, record=False)
+        return float(search_bot.outcome(state, me, odds))
 
     def act(self, state: State, me: int, rng: random.Random) -> Action:
         legal = legal_actions(state)
@@ -91,8 +111,7 @@ class Search:
         for _ in range(self.samples):
             sample = redraw(state, me, rng, self.known)
             for i, action in enumerate(legal):
-                after = apply(sample, action, record=False)
-                totals[i] += search_bot.rollout(after, me, odds, self.theirs, self.mine)
+                totals[i] += self.rollout(apply(sample, action, record=False), me, odds)
         return legal[max(range(len(legal)), key=totals.__getitem__)]
 
 
@@ -153,7 +172,7 @@ def main() -> int:
     parser.add_argument("--deals", type=int, default=100, help="deal pairs, seeds 0.. (default 100)")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
     parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
-                        help="players (default all three)")
+                        help="players (default all four)")
     args = parser.parse_args()
     if args.deals < 1 or args.samples < 1:
         parser.error("--deals and --samples must be 1 or more")
@@ -163,7 +182,10 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     for name in args.players:
         started = time.perf_counter()
-        player = Omniscient(choose) if name == "omniscient" else Search(args.samples, name == "known")
+        if name == "omniscient":
+            player: Search | Omniscient = Omniscient(choose)
+        else:
+            player = Search(args.samples, name != "uniform", choose if name == "exact" else None)
         results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in range(args.deals)]
         flat = [r for pair in results for r in pair]
         n = len(flat)

@@ -451,8 +451,9 @@ def test_the_search_speed_benchmark_prints_its_figures() -> None:
 
 
 def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None:
-    # Four one-deal matches a player: the omniscient player sees every card and the stopper's answers, and plays a
-    # line that wins whenever one exists, so it never scores below the searches on the same deals.
+    # Four one-deal matches a player (`exact` rolls the stopper itself out): the omniscient player sees every card
+    # and the stopper's answers, and plays a line that wins whenever one exists, so it never scores below the
+    # searches on the same deals.
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "information.py"), "--deals", "2", "--samples",
                           "4"], capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -463,7 +464,7 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
         if m:
             rows[m[1]] = float(m[5])
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
-    assert set(rows) == {"uniform", "known", "omniscient"}
+    assert set(rows) == {"uniform", "known", "exact", "omniscient"}
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"])
 
 
