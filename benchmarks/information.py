@@ -89,7 +89,8 @@ class Search:
 
     def rollout(self, state: State, me: int, odds: Any) -> float:
         """The round played out from ``state`` and valued for ``me``: the search bot's rollout, or with ``exact``
-        the opponent's moves asked of its style."""
+        the opponent's moves asked of its style (the loop of ``policies.play_round``, written out: the compiled
+        ``play_round`` takes engine policies only, not a pool style's request handler)."""
         if self.exact is None:
             return float(search_bot.rollout(state, me, odds, self.theirs, self.mine))
         start = state.round
