@@ -110,8 +110,11 @@ def round_evidence(record: Record, rng: random.Random, samples: int
     number of legal actions; for each koi-koi decision, the share per koi-koi rule."""
     spy = _Spy(1 - record.seat, samples)
     current = record.current
-    if current is not None and not current.actions:
-        return [], []  # no decision yet, or a round that an opening hand's yaku ended at its deal: no evidence
+    if current is not None and not current.opponent_played:
+        # The opponent has not played yet (each of its turns starts with a play from its hand): no decision to weigh.
+        # So also for a round that ended before its first turn: won at the deal by an opening hand's yaku, or
+        # stopped by the seat itself on the round's first turn, where a replay would run past the round's end.
+        return [], []
     for _ in range(samples):
         spy.at = 0
         try:

@@ -16,6 +16,7 @@ import pytest
 
 from referee.engine import (
     PRESETS,
+    STOP,
     Deal,
     HandYakuMade,
     Phase,
@@ -253,19 +254,28 @@ def watch(opponent: Policy, rounds: int, seed: int, model: str = "mixture") -> s
         state = apply(state, player.act(state, legal))
 
 
+def round_before_the_opponent_plays(kind: str) -> Deal:
+    """A first deal (seat 1 deals and leads) whose round ends before seat 2 plays: ``teshi``, seat 1 holds the four
+    pines (scored at the deal); ``stop``, seat 1's first turn takes the sake cup and the moon (moon viewing)."""
+    if kind == "teshi":
+        order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
+    else:  # hands of single months, the field without three of a month, the moon on top of the stock
+        order = [32, 0, 4, 8, 12, 16, 20, 24, 36, 40, 44, 2, 6, 10, 14, 18, 34, 30, 1, 5, 9, 13, 17, 21, 28]
+    deck = order + [c for c in range(48) if c not in order]
+    return Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
+                tuple(deck[24:]))  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["teshi", "stop"])
 @pytest.mark.parametrize("model", ["hybrid", "mixture"])
-def test_a_round_won_at_the_deal_by_a_hand_yaku_is_no_evidence_and_no_error(
-    model: str, capsys: pytest.CaptureFixture[str]
+def test_a_round_that_ends_before_the_opponent_plays_is_no_evidence_and_no_error(
+    kind: str, model: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # nintendo scores four cards of one month in an opening hand (teshi) at the deal: that round has no decision.
+    # The opponent made no decision in that round: nothing to weigh, and no replay past the round's end.
     rules = rules_from_dict({"base": "nintendo", "rounds": 3})
-    order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
-    deck = order + [c for c in range(48) if c not in order]  # seat 1 holds the four pines
-    teshi = Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
-                 tuple(deck[24:]))  # fmt: skip
     for seat in (0, 1):
-        state = new_match(rules, 3, (teshi,), first_dealer=0)
-        assert [e.name for e in state.events if isinstance(e, HandYakuMade)] == ["teshi"]
+        state = new_match(rules, 3, (round_before_the_opponent_plays(kind),), first_dealer=0)
+        assert [e.name for e in state.events if isinstance(e, HandYakuMade)] == (["teshi"] if kind == "teshi" else [])
         searcher = search_bot.Searcher(None, 4, 0, model=model)
         searcher.observe({"type": "hello", "seat": seat + 1, "rules": rules.to_dict()})
         while True:
@@ -273,7 +283,16 @@ def test_a_round_won_at_the_deal_by_a_hand_yaku_is_no_evidence_and_no_error(
                 searcher.observe({"type": "event", **seat_event(event, seat)})
             if state.is_over:
                 break
-            state = apply(state, search_bot.greedy_action(state, legal_actions(state)))
+            legal = legal_actions(state)
+            if state.round == 1 and state.phase is Phase.PLAY:  # kind "stop": seat 1 plays the sake cup
+                action = next(a for a in legal if a.card == 32)
+            elif state.round == 1:  # moon viewing made on the first turn: seat 1 stops
+                action = STOP
+            else:
+                action = search_bot.greedy_action(state, legal)
+            state = apply(state, action)
+            if state.round == 2 and state.turn == 1 and kind == "stop":
+                assert state.history[0].winner == 0 and state.history[0].reason == "stop"
         assert state.round == 3 and searcher.record is not None and len(searcher.record.rounds) == 3
         if model == "mixture":
             assert searcher.opponent.choices > 10  # the two rounds played were weighed
