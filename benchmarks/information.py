@@ -80,7 +80,8 @@ def redraw(state: State, me: int, rng: random.Random, known: bool) -> State:
 
 
 class Search:
-    """The determinized search of ``uniform``, ``known`` and (with ``exact``, the opponent's style) ``exact``."""
+    """The determinized search of ``uniform`` and ``known``; of ``exact`` when given the opponent's style (``exact``:
+    its request handler)."""
 
     def __init__(self, samples: int, known: bool, exact: Chooser | None = None) -> None:
         self.samples, self.known, self.exact = samples, known, exact
