@@ -348,6 +348,18 @@ def seat_event(event: Event, seat: int) -> dict[str, Any]:
     return event_json(visible_event(event, seat))
 
 
+TESHI_ORDER = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
+"""A card order for :func:`deal_of` whose first hand holds the four pines (teshi) and whose field has no month twice."""
+
+
+def deal_of(order: list[int]) -> Deal:
+    """The deal of the cards ``order`` begins with, the rest of the deck after them in card order: the hands are
+    cards 0-7 and 8-15, the field 16-23, the stock the rest (``order[24]`` drawn first)."""
+    deck = order + [c for c in range(48) if c not in order]
+    return Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
+                tuple(deck[24:]))  # fmt: skip
+
+
 
 # Tournament building blocks without bots (tests/tournament/).
 

@@ -31,6 +31,7 @@ from referee.engine import (
 from referee.engine.determinize import DeterminizeError, Record, determinize
 from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS
 from referee.engine.state import redeal, shuffled_deal
+from tests.helpers import TESHI_ORDER, deal_of
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -90,10 +91,7 @@ def test_hand_yaku_and_discard_constraints_are_kept() -> None:
 
 def test_rounds_won_by_a_hand_yaku_of_either_seat_are_rebuilt() -> None:
     rules = rules_from_dict({"base": "cardavia", "rounds": 3})
-    order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
-    deck = order + [c for c in range(48) if c not in order]  # seat 1 holds the four pines: teshi
-    teshi = Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
-                 tuple(deck[24:]))  # fmt: skip
+    teshi = deal_of(TESHI_ORDER)  # seat 1 holds the four pines: teshi
     pairs = [0, 1, 4, 5, 8, 9, 12, 13]  # four months, two cards each: kuttsuki
     rest = [c for c in range(48) if c not in pairs]
     kuttsuki = Deal((sum(1 << c for c in rest[1:17:2]), sum(1 << c for c in pairs)),

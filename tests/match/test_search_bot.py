@@ -33,7 +33,7 @@ from referee.engine.opponents import FLOOR
 from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
 from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
-from tests.helpers import ROOT, seat_event
+from tests.helpers import ROOT, TESHI_ORDER, deal_of, seat_event
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
@@ -258,12 +258,9 @@ def round_before_the_opponent_plays(kind: str) -> Deal:
     """A first deal (seat 1 deals and leads) whose round ends before seat 2 plays: ``teshi``, seat 1 holds the four
     pines (scored at the deal); ``stop``, seat 1's first turn takes the sake cup and the moon (moon viewing)."""
     if kind == "teshi":
-        order = [0, 1, 2, 3, 8, 12, 16, 20, 9, 13, 17, 21, 24, 28, 32, 36, 10, 14, 18, 22, 25, 29, 33, 37]
-    else:  # hands of single months, the field without three of a month, the moon on top of the stock
-        order = [32, 0, 4, 8, 12, 16, 20, 24, 36, 40, 44, 2, 6, 10, 14, 18, 34, 30, 1, 5, 9, 13, 17, 21, 28]
-    deck = order + [c for c in range(48) if c not in order]
-    return Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
-                tuple(deck[24:]))  # fmt: skip
+        return deal_of(TESHI_ORDER)
+    # hands of single months, the field without three of a month, the moon on top of the stock
+    return deal_of([32, 0, 4, 8, 12, 16, 20, 24, 36, 40, 44, 2, 6, 10, 14, 18, 34, 30, 1, 5, 9, 13, 17, 21, 28])
 
 
 @pytest.mark.parametrize("kind", ["teshi", "stop"])
