@@ -1,7 +1,8 @@
-"""How much of a preset's result hidden cards decide: players told more or less of the deal, against a pool style.
+"""How much of a preset's result hidden cards decide: players told more or less of the deal, against an opponent.
 
 Plays ``--deals`` duplicate deal pairs (each deal twice, the player in each seat) against one style of the
-opponent pool (``bots/pool_bot.py``, asked through the real request of its seat), with one of these players:
+opponent pool (``bots/pool_bot.py``) or ``greedy`` (``bots/greedy_bot.py``), asked through the real request of its
+seat, with one of these players:
 
 - ``uniform``: a determinized Monte Carlo search (``--samples`` samples a decision; for every legal action, the
   round played out by the search bot's rollout policies and valued by its match odds, as ``bots/search_bot.py``
@@ -47,13 +48,17 @@ from referee.protocol.text import encode  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
 pool_bot: Any = importlib.import_module("pool_bot")
+greedy_bot: Any = importlib.import_module("greedy_bot")
+OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
+"""The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
 
 PLAYERS = ("uniform", "known", "exact", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def pool_action(choose: Chooser, state: State) -> Action:
-    """The pool style's action at ``state``: its answer to the real request of the seat to move."""
+    """The opponent's action at ``state``: its answer (a pool style's or greedy's) to the real request of the seat to
+    move."""
     request = json.loads(encode(request_message(1, observe(state, state.to_move), 1000, 0)))
     want = choose(request)
     return next(a for a in legal_actions(state) if search_bot.wire(a) == want)
@@ -169,8 +174,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Score rates of players told more or less of the deal, against a "
                                      "style of the opponent pool.")  # fmt: skip
     parser.add_argument("--rules", default="cardavia", choices=sorted(PRESETS), help="preset (default cardavia)")
-    parser.add_argument("--opponent", default="stopper", choices=sorted(pool_bot.STYLES),
-                        help="style of the opponent pool (default stopper)")
+    parser.add_argument("--opponent", default="stopper", choices=OPPONENTS,
+                        help="greedy_bot.py, or a style of the opponent pool (default stopper)")
     parser.add_argument("--deals", type=int, default=100, help="deal pairs, seeds 0.. (default 100)")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
     parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
@@ -178,7 +183,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.deals < 1 or args.samples < 1:
         parser.error("--deals and --samples must be 1 or more")
-    choose: Chooser = pool_bot.chooser(args.opponent)
+    choose: Chooser = greedy_bot.choose if args.opponent == "greedy" else pool_bot.chooser(args.opponent)
     print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs, {args.samples} samples a decision")
     print("| player | games | W-D-L | score rate (95%) | pairs won twice / split or drawn / lost twice | seconds |")
     print("| --- | --- | --- | --- | --- | --- |")
