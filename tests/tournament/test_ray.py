@@ -99,6 +99,10 @@ class Cluster:
         self.temp = base / "ray"
         self.temp.mkdir()
         self.env = {**os.environ, **RAY_ENV}
+        # the nodes' temporary files (a bot's working folder among them) in the test's folder: a node killed
+        # mid-match, as a lost node, cannot remove its own
+        (base / "tmp").mkdir()
+        self.env["TMPDIR"] = str(base / "tmp")
         # the head notices a lost node within a few seconds (Ray's default waits longer)
         self.env.update(RAY_health_check_period_ms="500", RAY_health_check_failure_threshold="4",
                         RAY_health_check_timeout_ms="1000", RAY_health_check_initial_delay_ms="1000")  # fmt: skip
