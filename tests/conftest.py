@@ -21,11 +21,18 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# The run, and every referee and bot it starts, keeps its temporary files (a referee's bot logs and unsandboxed
+# bots' working folders among them) in one folder of its own, removed at the end: a run leaves nothing in /tmp.
+# pytest's own folders (tmp_path) stay where pytest keeps them, the last runs' for a look after a failure.
+os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+_TEMP = tempfile.mkdtemp(prefix="koikoi-test-")
+os.environ["TMPDIR"] = tempfile.tempdir = _TEMP
+atexit.register(shutil.rmtree, _TEMP, True)
+
 # Tests never read or make the user's signing key (referee.signing.default_key_path): the run, and every referee
 # it starts, gets a data directory of its own.
 _DATA_HOME = tempfile.mkdtemp(prefix="koikoi-test-data-")
 os.environ["XDG_DATA_HOME"] = _DATA_HOME
-atexit.register(shutil.rmtree, _DATA_HOME, True)
 
 PRESET_NAMES: tuple[str, ...] = ("guide", "cardavia", "koikoi-japan", "nintendo")
 

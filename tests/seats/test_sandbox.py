@@ -233,11 +233,15 @@ def play_one(command: str) -> tuple[Any, tuple[str, str]]:
 
 
 @needs_bwrap
-def test_a_py_bot_run_by_a_venv_under_tmp(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    assert str(venv).startswith(tempfile.gettempdir())
-    assert play_one(f"{venv / 'bin' / 'python'} {FIRST}") == (None, ("first", "first"))
+def test_a_py_bot_run_by_a_venv_under_tmp() -> None:
+    # the sandbox mounts a /tmp of its own over the host's: an interpreter under the host's /tmp is bound over it
+    folder = Path(tempfile.mkdtemp(prefix="koikoi-venv-", dir="/tmp"))
+    try:
+        venv = folder / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        assert play_one(f"{venv / 'bin' / 'python'} {FIRST}") == (None, ("first", "first"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @needs_bwrap
