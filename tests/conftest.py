@@ -25,9 +25,13 @@ if os.environ.get("CI"):
 # bots' working folders among them) in one folder of its own, removed at the end: a run leaves nothing in /tmp.
 # pytest's own folders (tmp_path) stay where pytest keeps them, the last runs' for a look after a failure.
 os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
-_TEMP = tempfile.mkdtemp(prefix="koikoi-test-")
+# Test workers (pytest-xdist) share the folder of the run that started them: paths stay short (a Ray socket's
+# path must fit in 107 bytes).
+_TEMP = os.environ.get("KOIKOI_TEST_TEMP", "")
+if not _TEMP:
+    _TEMP = os.environ["KOIKOI_TEST_TEMP"] = tempfile.mkdtemp(prefix="koikoi-test-")
+    atexit.register(shutil.rmtree, _TEMP, True)
 os.environ["TMPDIR"] = tempfile.tempdir = _TEMP
-atexit.register(shutil.rmtree, _TEMP, True)
 
 # Tests never read or make the user's signing key (referee.signing.default_key_path): the run, and every referee
 # it starts, gets a data directory of its own.

@@ -371,7 +371,7 @@ def test_without_an_address_ray_runs_here_and_ships_the_working_dir(tmp_path: Pa
     if reason is not None:
         pytest.skip(reason)
     ray_dir = tmp_path / "ray"
-    ray_tmp = tempfile.mkdtemp(prefix="kr-")  # short: Ray's socket paths must fit in 107 bytes
+    ray_tmp = tempfile.mkdtemp(prefix="kr-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
     env = {**os.environ, **RAY_ENV, "RAY_TMPDIR": ray_tmp}
     contest = tmp_path / "contest"
     contest.mkdir()
