@@ -12,6 +12,9 @@ seat, with one of these players:
 - ``exact``: the same search, told the opponent's hand and its style: in its rollouts the opponent is the pool
   style itself, asked through the real request of its seat (slow: a request a move of every rollout). What the
   best model of the opponent, hand and play, could give this search;
+- ``bot``: the search bot itself (``bots/search_bot.py`` with its defaults: its model of the opponent, its koi-koi
+  valuation, its successive elimination), ``--samples`` samples a decision instead of a time budget, told only
+  the events of its seat, as in a match. Where it scores above ``uniform``, what it infers pays;
 - ``omniscient``: it sees every card and knows the opponent's style, and plays each round's best line (a depth-first
   search over its own choices, the opponent's answers computed; a round's end valued by the match odds). Cheap
   when a match is one deal (``cardavia``); a round of a longer match can take seconds.
@@ -41,8 +44,8 @@ from typing import Any
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.engine import PRESETS, Action, State, apply, legal_actions, new_match, observe  # noqa: E402
-from referee.protocol.messages import request_message  # noqa: E402
+from referee.engine import PRESETS, Action, State, apply, legal_actions, new_match, observe, visible_event  # noqa: E402
+from referee.protocol.messages import event_json, request_message  # noqa: E402
 from referee.protocol.text import encode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
@@ -52,7 +55,7 @@ greedy_bot: Any = importlib.import_module("greedy_bot")
 OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
 """The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
 
-PLAYERS = ("uniform", "known", "exact", "omniscient")
+PLAYERS = ("uniform", "known", "exact", "bot", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -122,6 +125,32 @@ class Search:
         return legal[max(range(len(legal)), key=totals.__getitem__)]
 
 
+class Bot:
+    """The search bot, as ``bots/search_bot.py`` plays (its ``Searcher``), at a fixed number of samples."""
+
+    def __init__(self, samples: int) -> None:
+        self.samples = samples
+        self.searcher: Any = None
+        self.asked = 0
+
+    def start(self, state: State, me: int, seed: int) -> None:
+        """A new match on deal ``seed``, in seat ``me``."""
+        self.searcher = search_bot.Searcher(None, self.samples, seed)
+        self.searcher.observe({"type": "hello", "seat": me + 1, "rules": state.rules.to_dict()})
+
+    def see(self, state: State, me: int) -> None:
+        """The events of the last step, as seat ``me`` is told them."""
+        for event in state.events:
+            self.searcher.observe({"type": "event", **event_json(visible_event(event, me))})
+
+    def act(self, state: State, me: int, rng: random.Random) -> Action:
+        legal = legal_actions(state)
+        self.asked += 1
+        answer = self.searcher.choose({"id": self.asked, "legal": [search_bot.wire(a) for a in legal],
+                                       "time": {"move_ms": 1e9, "bank_ms": 0}})  # fmt: skip
+        return next(a for a in legal if search_bot.wire(a) == answer)
+
+
 class Omniscient:
     """The best line of each round, seeing every card, against the opponent's known style."""
 
@@ -152,13 +181,18 @@ class Omniscient:
         return self.line.pop(0)
 
 
-def play(player: Search | Omniscient, choose: Chooser, rules_name: str, seed: int, me: int) -> float:
+def play(player: Search | Bot | Omniscient, choose: Chooser, rules_name: str, seed: int, me: int) -> float:
     """One match on deal ``seed``, ``player`` in seat ``me``: 1 for a win, 1/2 a draw, 0 a loss."""
     rng = random.Random(f"{seed}/{me}")
     state = new_match(PRESETS[rules_name], seed)
+    bot = player if isinstance(player, Bot) else None
     if isinstance(player, Omniscient):
         player.line = []
+    if bot is not None:
+        bot.start(state, me, seed)
     while not state.is_over:
+        if bot is not None:
+            bot.see(state, me)
         legal = legal_actions(state)
         if len(legal) == 1:
             action = legal[0]
@@ -166,7 +200,7 @@ def play(player: Search | Omniscient, choose: Chooser, rules_name: str, seed: in
             action = player.act(state, me, rng)
         else:
             action = pool_action(choose, state)
-        state = apply(state, action, record=False)
+        state = apply(state, action, record=bot is not None)
     return 0.5 if state.winner is None else float(state.winner == me)
 
 
@@ -190,7 +224,9 @@ def main() -> int:
     for name in args.players:
         started = time.perf_counter()
         if name == "omniscient":
-            player: Search | Omniscient = Omniscient(choose)
+            player: Search | Bot | Omniscient = Omniscient(choose)
+        elif name == "bot":
+            player = Bot(args.samples)
         else:
             player = Search(args.samples, name != "uniform", choose if name == "exact" else None)
         results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in range(args.deals)]

@@ -467,7 +467,8 @@ def test_the_search_speed_benchmark_prints_its_figures() -> None:
 
 
 def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None:
-    # Four one-deal matches a player (`exact` rolls the stopper itself out): the omniscient player sees every card
+    # Four one-deal matches a player (`exact` rolls the stopper itself out, `bot` is the search bot's own Searcher,
+    # told its seat's events): the omniscient player sees every card
     # and the stopper's answers, and plays a line that wins whenever one exists, so it never scores below the
     # searches on the same deals.
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "information.py"), "--deals", "2", "--samples",
@@ -480,8 +481,27 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
         if m:
             rows[m[1]] = float(m[5])
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
-    assert set(rows) == {"uniform", "known", "exact", "omniscient"}
+    assert set(rows) == {"uniform", "known", "exact", "bot", "omniscient"}
+    assert "search:" not in run.stderr  # the bot's search never fell back to greedy
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"])
+
+
+def test_the_policies_benchmark_plays_each_policy_against_greedy() -> None:
+    # Greedy's koi-koi rule with its own thresholds is greedy itself: exactly 50% on every deal pair, which checks
+    # the seat swap and the scoring; the rows moved away from it are played on the same deals.
+    script = ROOT / "benchmarks" / "policies.py"
+    run = subprocess.run([sys.executable, str(script), "--rules", "nintendo", "--pairs", "6", "--random", "2"],
+                         capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    rates = dict(re.findall(r"^\| (.+) \| ([\d.]+% ± [\d.]+) \|$", run.stdout, re.M))
+    assert len(rates) == 15 and {"spiteful", "greedy, never koi-koi"} <= set(rates)
+    assert sum(name.startswith("random ") for name in rates) == 2
+    spec = importlib.util.spec_from_file_location("policies_benchmark", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    same = bench.Policy(bench.GREEDY, bench.koikoi_rule())
+    assert bench.duel(PRESETS["nintendo"], same, 6, 0) == (0.5, 0.0)
 
 
 def test_the_bot_file_loads_by_path_as_a_module_nobody_registered() -> None:
