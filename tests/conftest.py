@@ -34,7 +34,7 @@ if not _TEMP:
 os.environ["TMPDIR"] = tempfile.tempdir = _TEMP
 
 # Tests never read or make the user's signing key (referee.signing.default_key_path): the run, and every referee
-# it starts, gets a data directory of its own.
+# it starts, gets a data directory of its own (in the run's temporary folder, removed with it).
 _DATA_HOME = tempfile.mkdtemp(prefix="koikoi-test-data-")
 os.environ["XDG_DATA_HOME"] = _DATA_HOME
 

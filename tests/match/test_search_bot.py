@@ -468,9 +468,8 @@ def test_the_search_speed_benchmark_prints_its_figures() -> None:
 
 def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None:
     # Four one-deal matches a player (`exact` rolls the stopper itself out, `bot` is the search bot's own Searcher,
-    # told its seat's events): the omniscient player sees every card
-    # and the stopper's answers, and plays a line that wins whenever one exists, so it never scores below the
-    # searches on the same deals.
+    # told its seat's events): the omniscient player sees every card and the stopper's answers, and plays a line
+    # that wins whenever one exists, so it never scores below the searches on the same deals.
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "information.py"), "--deals", "2", "--samples",
                           "4"], capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
