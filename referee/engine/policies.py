@@ -236,8 +236,9 @@ def greedy_action(state: State, legal: list[Action]) -> Action:
 
 def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
     """``state`` played to the end of its round, seat ``me`` by ``mine`` and the other seat by ``theirs`` (a
-    single legal action is taken without asking); no event is built. Returns the state after the round: the next
-    round's first decision, or the end of the match. The rollout of a search, in one compiled loop."""
+    single legal action is taken without asking); no event is built and the next round is not dealt. Returns the
+    match after the round (``apply(..., deal=False)``: its scores, history, dealer, round number and winner; not a
+    position to play on), or the end of the match. The rollout of a search, in one compiled loop."""
     start = state.round
     while not state.is_over and state.round == start:
         legal = legal_actions(state)
@@ -247,5 +248,5 @@ def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
             action = mine.act(state, legal)
         else:
             action = theirs.act(state, legal)
-        state = apply(state, action, record=False)
+        state = apply(state, action, record=False, deal=False)
     return state

@@ -277,11 +277,15 @@ def _normal(action: object) -> Action | None:
         return None
 
 
-def apply(state: State, action: object, record: bool = True) -> State:
+def apply(state: State, action: object, record: bool = True, deal: bool = True) -> State:
     """The state after the :class:`Action` ``action``. Raises :class:`IllegalActionError` (and changes nothing) if it
     is not legal, or no action at all: ``object``, as a compiled build checks an argument's type at the boundary.
 
     ``record=False`` (for simulations) builds no event: the new state's ``events`` is empty, the rest is the same.
+    ``deal=False`` (for a rollout, which stops at its round's end) does not deal the next round when ``action`` ends
+    the round: the new state's ``scores``, ``history``, ``dealer``, ``round`` (the next one's number), ``winner``
+    and ``is_over`` are those of the match between the two rounds, its hands, field and stock are empty, and it is
+    not a position (no action can follow). Dealing a round is most of the cost of a rollout's last step.
     """
     given = action
     exact = type(given) is Action  # a flag, not a narrowing: a compiled build would check the fields' types
@@ -289,12 +293,12 @@ def apply(state: State, action: object, record: bool = True) -> State:
         fields: tuple[object, object, object] = given  # type: ignore[assignment]  # (no call: the hot path)
         kind, c, t = fields
         if kind is _AK_PLAY and type(c) is int and type(t) is int:
-            return _apply_play(state, c, t, given, record)
+            return _apply_play(state, c, t, given, record, deal)
     normal = _normal(given)
     if normal is None or not is_legal(state, normal):
         raise _illegal(state, given)
     if normal.kind is _AK_PLAY:
-        return _apply_play(state, normal.card, normal.target, normal, record)
+        return _apply_play(state, normal.card, normal.target, normal, record, deal)
     s = state._copy()
     events: list[Event] | None = [] if record else None
     p = s.to_move
@@ -306,7 +310,7 @@ def apply(state: State, action: object, record: bool = True) -> State:
         if events is not None:
             events.append(DrawCapture(p, s.pending, took))
         s.pending = -1
-        _end_turn(s, p, events)
+        _end_turn(s, p, events, deal)
     elif kind is _AK_KOIKOI:
         calls = s.koikoi[p] + 1
         s.koikoi = (calls, s.koikoi[1]) if p == 0 else (s.koikoi[0], calls)
@@ -314,16 +318,16 @@ def apply(state: State, action: object, record: bool = True) -> State:
         s.last_points = (pts, s.last_points[1]) if p == 0 else (s.last_points[0], pts)
         if events is not None:
             events.append(KoikoiDecision(p, True, calls))
-        _next_turn(s, p, events)
+        _next_turn(s, p, events, deal)
     else:
         if events is not None:
             events.append(KoikoiDecision(p, False, s.koikoi[p]))
-        _stop(s, p, "stop", events)
+        _stop(s, p, "stop", events, deal)
     s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> State:
+def _apply_play(state: State, c: int, t: int, action: object, record: bool, deal: bool = True) -> State:
     """The hand step and the draw step of a turn (the hot path: validation inline)."""
     p = state.to_move
     hand = state.hands[p]
@@ -375,14 +379,14 @@ def _apply_play(state: State, c: int, t: int, action: object, record: bool) -> S
     took |= drew
     if took:
         s.captured = (s.captured[0] | took, s.captured[1]) if p == 0 else (s.captured[0], s.captured[1] | took)
-        _end_turn(s, p, events)
+        _end_turn(s, p, events, deal)
     else:  # nothing captured this turn: the yaku cannot have changed
-        _next_turn(s, p, events)
+        _next_turn(s, p, events, deal)
     s.events = tuple(events) if events is not None else ()
     return s
 
 
-def _end_turn(s: State, p: int, events: list[Event] | None) -> None:
+def _end_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) -> None:
     rules = s.rules
     base, names = evaluate(s.captured[p], rules, s.koikoi[p])
     rise = base > s.last_points[p] if rules.reopen is _RISE else bool(names & ~s.last_names[p])
@@ -393,36 +397,36 @@ def _end_turn(s: State, p: int, events: list[Event] | None) -> None:
         if events is not None:
             events.append(YakuMade(p, base, tuple(y.value for y in yaku_names(names)), last))
         if last and rules.last_turn is _AUTO_STOP:
-            _stop(s, p, "auto_stop", events)
+            _stop(s, p, "auto_stop", events, deal)
             return
         limit = rules.koikoi_calls_per_round
         if limit and s.koikoi[0] + s.koikoi[1] >= limit:  # no koi-koi call left this round: the yaku ends it
-            _stop(s, p, "auto_stop", events)
+            _stop(s, p, "auto_stop", events, deal)
             return
         s.phase = _PH_KOIKOI
         s.to_move = p
         return
-    _next_turn(s, p, events)
+    _next_turn(s, p, events, deal)
 
 
-def _next_turn(s: State, p: int, events: list[Event] | None) -> None:
+def _next_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) -> None:
     if not s.hands[0] and not s.hands[1]:
         pts = s.rules.exhausted_dealer_points
-        _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events)
+        _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events, deal)
         return
     s.turn += 1
     s.to_move = 1 - p
     s.phase = _PH_PLAY
 
 
-def _stop(s: State, p: int, reason: str, events: list[Event] | None) -> None:
+def _stop(s: State, p: int, reason: str, events: list[Event] | None, deal: bool = True) -> None:
     captured, calls, rules = s.captured[p], s.koikoi[p], s.rules
     base = evaluate(captured, rules, calls)[0]
     total = stop_total(base, calls, s.koikoi[1 - p], rules)  # as score(...).total
     yaku: tuple[tuple[str, int], ...] = ()
     if base and events is not None:  # the breakdown only for the event
         yaku = tuple((name.value, points) for name, points in yaku_points(captured, rules, calls))
-    _end_round(s, p, total, reason, yaku, events)
+    _end_round(s, p, total, reason, yaku, events, deal)
 
 
 def _end_round(
@@ -432,6 +436,7 @@ def _end_round(
     reason: str,
     yaku: tuple[tuple[str, int], ...],
     events: list[Event] | None,
+    deal: bool = True,
 ) -> None:
     rules = s.rules
     if winner is not None and points:
@@ -464,6 +469,9 @@ def _end_round(
     elif winner is None and rules.pass_deal_when_nobody_wins:
         s.dealer = 1 - s.dealer
     s.round += 1
+    if not deal:  # a rollout's end (``apply(..., deal=False)``): the match between rounds, nothing dealt
+        s.hands, s.field, s.stock, s.stock_pos, s.captured, s.pending = (0, 0), 0, (), 0, (0, 0), -1
+        return
     _begin_round(s, events)
 
 

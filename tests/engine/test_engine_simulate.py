@@ -51,3 +51,28 @@ def test_a_playout_from_a_finished_match_makes_no_step() -> None:
     end, steps = random_playout(state, random.Random(1))
     assert random_playout(end, random.Random(2)) == (end, 0)
     assert steps > 0
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_a_step_that_ends_a_round_without_dealing_leaves_the_match_between_rounds(name: str) -> None:
+    ends = 0
+    for seed in range(12):
+        state = new_match(PRESETS[name], seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            action = rng.choice(legal_actions(state))
+            dealt, kept = apply(state, action, record=False), apply(state, action, record=False, deal=False)
+            ends += len(dealt.history) > len(state.history)
+            if dealt.round == state.round:  # no round ended, or the match did: nothing to deal, the same state
+                assert everything_but_events(kept) == everything_but_events(dealt)
+            else:
+                # the round's result as dealing records it; dealing may then end more rounds with hand yaku
+                assert dealt.history[: len(kept.history)] == kept.history == (*state.history, kept.history[-1])
+                assert all(r.reason in ("teshi", "kuttsuki") for r in dealt.history[len(kept.history):])
+                assert kept.round == state.round + 1 and not kept.is_over
+                if len(dealt.history) == len(kept.history):
+                    for field in ("scores", "dealer", "round", "winner", "is_over", "first_dealer"):
+                        assert getattr(kept, field) == getattr(dealt, field), field
+                assert (kept.hands, kept.field, kept.stock, kept.captured) == ((0, 0), 0, (), (0, 0))
+            state = dealt
+    assert ends >= 10  # every preset ends rounds by play on these seeds (cardavia: one round a match)

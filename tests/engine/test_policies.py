@@ -1,11 +1,12 @@
-"""The koi-koi rules of the policy family: a cashing rule stops exactly where stopping wins the match."""
+"""The koi-koi rules of the policy family: a cashing rule stops exactly where stopping wins the match. A rollout
+plays its round to the end as the policies play it move by move, and deals no next round."""
 
 from __future__ import annotations
 
 import pytest
 
 from referee.engine import KOIKOI, PRESETS, Phase, State, apply, legal_actions, new_match, score
-from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, bold, cashing, stop_wins
+from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, Policy, bold, cashing, play_round, stop_wins
 from referee.engine.rules import rules_from_dict
 
 
@@ -55,3 +56,24 @@ def test_a_stop_wins_only_in_the_last_round_and_only_with_enough_points(rules_na
         assert cashing(bold)(state, p) == (bold(state, p) and not wins)
         seen[wins] += 1
     assert seen[True] > 0 and seen[False] > 0
+
+
+@pytest.mark.parametrize("rules_name", sorted(PRESETS))
+def test_a_rollout_ends_the_round_as_the_policies_moves_do_and_deals_nothing(rules_name: str) -> None:
+    bolder = Policy(GREEDY_POLICY.valuation, bold)
+    for seed in range(10):
+        start = new_match(PRESETS[rules_name], seed)
+        for _ in range(seed % 4):  # some rollouts from the middle of a round
+            if start.is_over:
+                break
+            start = apply(start, legal_actions(start)[-1])
+        if start.is_over:
+            continue
+        end = play_round(start, 1, bolder, GREEDY_POLICY)
+        state = start
+        while len(state.history) == len(start.history):
+            legal = legal_actions(state)
+            mover = bolder if state.to_move == 1 else GREEDY_POLICY
+            state = apply(state, legal[0] if len(legal) == 1 else mover.act(state, legal), record=False)
+        assert end.history == state.history[: len(end.history)] and len(end.history) == len(start.history) + 1
+        assert end.is_over or (end.hands, end.field, end.stock) == ((0, 0), 0, ())
