@@ -19,16 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from referee.engine.cards import KINDS, card, cards_of
 from referee.engine.rules import CaptureThree
 from referee.engine.state import KOIKOI, STOP, Action, Phase, State, apply, legal_actions
 from referee.engine.yaku import score
 
-_KIND_OF = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
-_KIND_MASKS = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
-_MONTH = tuple(15 << (4 * (c // 4)) for c in range(48))
-_SAKE = card("chrysanthemum-sake")
+# Final: a compiled build reads these module constants as C constants on the hot path, not from the module's dict.
+_PH_DRAW_CHOICE: Final = Phase.DRAW_CHOICE
+_PH_KOIKOI: Final = Phase.KOIKOI
+_KIND_OF: Final = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
+_KIND_MASKS: Final = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
+_MONTH: Final = tuple(15 << (4 * (c // 4)) for c in range(48))
+_SAKE: Final = card("chrysanthemum-sake")
 
 
 def _mask(*ids: str) -> int:
@@ -46,10 +50,10 @@ _GROUPS = (
     (_mask("chrysanthemum-sake", "cherry-curtain"), 6.0),
 )
 
-_HELD = 0.5
+_HELD: Final = 0.5
 """What each further card of its month in hand takes off the value of a discard (a pair held is kept for later)."""
 
-_CARD_GROUPS = tuple(tuple((g, bonus) for g, bonus in _GROUPS if g >> c & 1) for c in range(48))
+_CARD_GROUPS: Final = tuple(tuple((g, bonus) for g, bonus in _GROUPS if g >> c & 1) for c in range(48))
 """The groups each card belongs to (most cards: none), so that a card's value looks at its own groups only."""
 
 
@@ -98,7 +102,7 @@ class Valuation:
         """The action this valuation prefers among ``legal`` (a play or a capture choice; first of equals)."""
         p = state.to_move
         mine, theirs = state.captured[p], state.captured[1 - p]
-        if state.phase is Phase.DRAW_CHOICE:
+        if state.phase is _PH_DRAW_CHOICE:
             return max(legal, key=lambda a: self.worth(a.target, mine, theirs))
         field, hand = state.field, state.hands[p]
         best, best_v = legal[0], -1e9
@@ -215,7 +219,7 @@ class Policy:
 
     def act(self, state: State, legal: list[Action]) -> Action:
         """The policy's action at ``state`` for the player to move."""
-        if state.phase is Phase.KOIKOI:
+        if state.phase is _PH_KOIKOI:
             return KOIKOI if self.koikoi(state, state.to_move) else STOP
         return (self.valuation or GREEDY).choose(state, legal)
 
