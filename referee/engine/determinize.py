@@ -27,6 +27,7 @@ import dataclasses
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from referee.engine.cards import CARD_MONTH_MASK, MONTH_MASKS, Card, Mask, mask_of
 from referee.engine.errors import EngineError
@@ -57,6 +58,7 @@ from referee.engine.state import (
 )
 
 _ALL: Mask = (1 << 48) - 1
+_PLAY: Final = Phase.PLAY
 _TRIES = 10_000  # rejection-sampling attempts before giving up on a deal
 
 
@@ -102,6 +104,9 @@ class Record:
         self.agreed = True
         """Whether the last :func:`determinize` of this record found a deal on which its model made the opponent's
         plays (true when it was given no model)."""
+        self.trail: _Trail | None = None
+        """The current round replayed once up to its last action seen (on some deal), for :func:`determinize` to
+        put each new sample's hidden cards into, instead of replaying the round for every sample."""
 
     @property
     def current(self) -> RoundRecord | None:
@@ -264,6 +269,57 @@ def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[
     return [c for m in rng.sample(pairs, 4) for c in rng.sample(by_month[m], 2)]
 
 
+class _Trail:
+    """The current round replayed from ``start`` through its first ``n`` actions: the states at the opponent's
+    plays from its hand, each with its action and the cards the opponent had played before it (``checks``), and the
+    state after the last action (``end``). Every other deal of the round that agrees with the record reaches the same
+    states but for the hidden cards: the opponent's hand, the stock and the round's entry in the deal list. A plain
+    class: a compiled build is slow to build dataclasses."""
+
+    __slots__ = ("checks", "end", "n", "start")
+
+    def __init__(self, start: State, n: int, checks: list[tuple[State, Action, Mask]], end: State) -> None:
+        self.start, self.n, self.checks, self.end = start, n, checks, end
+
+
+def _trail(record: Record, start: State) -> _Trail:
+    """The current round of ``record`` replayed from its start ``start`` (any deal that agrees with it)."""
+    opponent = 1 - record.seat
+    r = record.rounds[-1]
+    checks: list[tuple[State, Action, Mask]] = []
+    played = 0
+    state = start
+    for action in r.actions:
+        if state.to_move == opponent and state.phase is _PLAY:
+            checks.append((state, action, played))
+            played |= 1 << action.card
+        try:
+            state = apply(state, action, record=False)
+        except EngineError as exc:
+            raise DeterminizeError(f"the events do not replay: {exc}") from None
+    return _Trail(start, len(r.actions), checks, state)
+
+
+def _resampled(state: State, opponent: int, hand: Mask, deal: Deal) -> State:
+    """``state`` (of a trail) with the hidden cards of ``deal``: the opponent holding ``hand``, the stock and the
+    round's deal those of ``deal``; what the replay on ``deal`` would have reached."""
+    s = state._copy()
+    s.hands = (s.hands[0], hand) if opponent == 1 else (hand, s.hands[1])
+    s.stock = deal.stock
+    i = s.deal_index - 1
+    s.deals = (*s.deals[:i], deal, *s.deals[i + 1 :])
+    return s
+
+
+def _agrees(trail: _Trail, opponent: int, deal: Deal, model: Callable[[State], Action]) -> bool:
+    """Whether ``model`` makes each of the opponent's plays of the trail's round when dealt ``deal``."""
+    hand = deal.hands[opponent]
+    for state, action, before in trail.checks:
+        if model(_resampled(state, opponent, hand & ~before, deal)) != action:
+            return False
+    return True
+
+
 def determinize(
     record: Record,
     rng: random.Random,
@@ -306,11 +362,33 @@ def determinize(
     rules, seat = record.rules, record.seat
     last = record.rounds[-1]
     if record.start is not None and record.start.round == len(record.rounds):
-        start = redeal(record.start, _sample_deal(rules, seat, last, rng, captures, exclude))
+        deal = _sample_deal(rules, seat, last, rng, captures, exclude)
     else:
         deals = [_sample_deal(rules, seat, r, rng, captures, exclude if r is last else 0) for r in record.rounds]
-        start = _replay_before_last(record, deals, rng.getrandbits(62))
-        record.start = start
+        record.start = _replay_before_last(record, deals, rng.getrandbits(62))
+        deal = deals[-1]
+    begun = record.start
+    assert begun is not None
+    if observer is None:  # the same samples and states as the replays below, from one replay of the round
+        trail = record.trail
+        if trail is None or trail.start is not begun or trail.n != len(last.actions):
+            trail = record.trail = _trail(record, redeal(begun, deal))
+            trail.start = begun
+        opponent = 1 - seat
+        agreed = True
+        attempt = 1
+        while model is not None and not _agrees(trail, opponent, deal, model):
+            if attempt >= tries:
+                agreed = False
+                break
+            deal = _sample_deal(rules, seat, last, rng, captures, exclude)
+            attempt += 1
+        rebuilt = _resampled(trail.end, opponent, deal.hands[opponent] & ~last.opponent_played, deal)
+        if rebuilt.round != len(record.rounds) or rebuilt.is_over:
+            raise DeterminizeError("the replay does not reach the current round")
+        record.agreed = agreed
+        return rebuilt
+    start = redeal(begun, deal)
     state = _replay_last(record, start, model, observer)
     agreed = True
     attempt = 1
