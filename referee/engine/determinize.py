@@ -270,11 +270,11 @@ def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[
 
 
 class _Trail:
-    """The current round replayed from ``start`` through its first ``n`` actions: the states at the opponent's
-    plays from its hand, each with its action and the cards the opponent had played before it (``checks``), and the
-    state after the last action (``end``). Every other deal of the round that agrees with the record reaches the same
-    states but for the hidden cards: the opponent's hand, the stock and the round's entry in the deal list. A plain
-    class: a compiled build is slow to build dataclasses."""
+    """The current round replayed from ``start`` (the record's round start, dealt again) through its first ``n``
+    actions: the states at the opponent's plays from its hand, each with its action and the cards the opponent had
+    played before it (``checks``), and the state after the last action (``end``). Every other deal of the round that
+    agrees with the record reaches the same states but for the hidden cards: the opponent's hand, the stock and the
+    round's entry in the deal list. A plain class: a compiled build is slow to build dataclasses."""
 
     __slots__ = ("checks", "end", "n", "start")
 
@@ -282,13 +282,14 @@ class _Trail:
         self.start, self.n, self.checks, self.end = start, n, checks, end
 
 
-def _trail(record: Record, start: State) -> _Trail:
-    """The current round of ``record`` replayed from its start ``start`` (any deal that agrees with it)."""
+def _trail(record: Record, start: State, deal: Deal) -> _Trail:
+    """The current round of ``record`` replayed from its start ``start`` dealt again from ``deal`` (any deal that
+    agrees with the record)."""
     opponent = 1 - record.seat
     r = record.rounds[-1]
     checks: list[tuple[State, Action, Mask]] = []
     played = 0
-    state = start
+    state = redeal(start, deal)
     for action in r.actions:
         if state.to_move == opponent and state.phase is _PLAY:
             checks.append((state, action, played))
@@ -372,8 +373,7 @@ def determinize(
     if observer is None:  # the same samples and states as the replays below, from one replay of the round
         trail = record.trail
         if trail is None or trail.start is not begun or trail.n != len(last.actions):
-            trail = record.trail = _trail(record, redeal(begun, deal))
-            trail.start = begun
+            trail = record.trail = _trail(record, begun, deal)
         opponent = 1 - seat
         agreed = True
         attempt = 1
