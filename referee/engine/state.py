@@ -327,7 +327,7 @@ def apply(state: State, action: object, record: bool = True, deal: bool = True) 
     return s
 
 
-def _apply_play(state: State, c: int, t: int, action: object, record: bool, deal: bool = True) -> State:
+def _apply_play(state: State, c: int, t: int, action: object, record: bool, deal: bool) -> State:
     """The hand step and the draw step of a turn (the hot path: validation inline)."""
     p = state.to_move
     hand = state.hands[p]
@@ -386,7 +386,7 @@ def _apply_play(state: State, c: int, t: int, action: object, record: bool, deal
     return s
 
 
-def _end_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) -> None:
+def _end_turn(s: State, p: int, events: list[Event] | None, deal: bool) -> None:
     rules = s.rules
     base, names = evaluate(s.captured[p], rules, s.koikoi[p])
     rise = base > s.last_points[p] if rules.reopen is _RISE else bool(names & ~s.last_names[p])
@@ -409,7 +409,7 @@ def _end_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) -
     _next_turn(s, p, events, deal)
 
 
-def _next_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) -> None:
+def _next_turn(s: State, p: int, events: list[Event] | None, deal: bool) -> None:
     if not s.hands[0] and not s.hands[1]:
         pts = s.rules.exhausted_dealer_points
         _end_round(s, s.dealer if pts else None, pts, "exhausted", (), events, deal)
@@ -419,7 +419,7 @@ def _next_turn(s: State, p: int, events: list[Event] | None, deal: bool = True) 
     s.phase = _PH_PLAY
 
 
-def _stop(s: State, p: int, reason: str, events: list[Event] | None, deal: bool = True) -> None:
+def _stop(s: State, p: int, reason: str, events: list[Event] | None, deal: bool) -> None:
     captured, calls, rules = s.captured[p], s.koikoi[p], s.rules
     base = evaluate(captured, rules, calls)[0]
     total = stop_total(base, calls, s.koikoi[1 - p], rules)  # as score(...).total
@@ -436,7 +436,7 @@ def _end_round(
     reason: str,
     yaku: tuple[tuple[str, int], ...],
     events: list[Event] | None,
-    deal: bool = True,
+    deal: bool,
 ) -> None:
     rules = s.rules
     if winner is not None and points:
@@ -510,7 +510,7 @@ def _begin_round(s: State, events: list[Event] | None) -> None:
             seat, name, pts = found[0]
             if events is not None:
                 events.append(ev.HandYakuMade(seat, name.value, pts))
-            _end_round(s, seat, pts, name.value, ((name.value, pts),), events)
+            _end_round(s, seat, pts, name.value, ((name.value, pts),), events, True)
         return
 
 
