@@ -271,15 +271,16 @@ def _hand_with_yaku(name: str, allowed: list[Card], rng: random.Random) -> list[
 
 class _Trail:
     """The current round replayed from ``start`` (the record's round start, dealt again) through its first ``n``
-    actions: the states at the opponent's plays from its hand, each with its action and the cards the opponent had
-    played before it (``checks``), and the state after the last action (``end``). Every other deal of the round that
-    agrees with the record reaches the same states but for the hidden cards: the opponent's hand, the stock and the
-    round's entry in the deal list. A plain class: a compiled build is slow to build dataclasses."""
+    actions: the states at the opponent's decisions, each with its action, the cards the opponent had played from its
+    hand before it and whether it is a play from the hand (``decisions``), and the state after the last action
+    (``end``). Every other deal of the round that agrees with the record reaches the same states but for the hidden
+    cards: the opponent's hand, the stock and the round's entry in the deal list. A plain class: a compiled build is
+    slow to build dataclasses."""
 
-    __slots__ = ("checks", "end", "n", "start")
+    __slots__ = ("decisions", "end", "n", "start")
 
-    def __init__(self, start: State, n: int, checks: list[tuple[State, Action, Mask]], end: State) -> None:
-        self.start, self.n, self.checks, self.end = start, n, checks, end
+    def __init__(self, start: State, n: int, decisions: list[tuple[State, Action, Mask, bool]], end: State) -> None:
+        self.start, self.n, self.decisions, self.end = start, n, decisions, end
 
 
 def _trail(record: Record, start: State, deal: Deal) -> _Trail:
@@ -287,18 +288,20 @@ def _trail(record: Record, start: State, deal: Deal) -> _Trail:
     agrees with the record)."""
     opponent = 1 - record.seat
     r = record.rounds[-1]
-    checks: list[tuple[State, Action, Mask]] = []
+    decisions: list[tuple[State, Action, Mask, bool]] = []
     played = 0
     state = redeal(start, deal)
     for action in r.actions:
-        if state.to_move == opponent and state.phase is _PLAY:
-            checks.append((state, action, played))
-            played |= 1 << action.card
+        if state.to_move == opponent:
+            play = state.phase is _PLAY
+            decisions.append((state, action, played, play))
+            if play:
+                played |= 1 << action.card
         try:
             state = apply(state, action, record=False)
         except EngineError as exc:
             raise DeterminizeError(f"the events do not replay: {exc}") from None
-    return _Trail(start, len(r.actions), checks, state)
+    return _Trail(start, len(r.actions), decisions, state)
 
 
 def _resampled(state: State, opponent: int, hand: Mask, deal: Deal) -> State:
@@ -312,11 +315,23 @@ def _resampled(state: State, opponent: int, hand: Mask, deal: Deal) -> State:
     return s
 
 
-def _agrees(trail: _Trail, opponent: int, deal: Deal, model: Callable[[State], Action]) -> bool:
-    """Whether ``model`` makes each of the opponent's plays of the trail's round when dealt ``deal``."""
+def _agrees(
+    trail: _Trail,
+    opponent: int,
+    deal: Deal,
+    model: Callable[[State], Action] | None,
+    observer: Callable[[State, Action], None] | None,
+) -> bool:
+    """Whether ``model`` makes each of the opponent's plays from its hand in the trail's round when dealt ``deal``
+    (true without a model), showing ``observer`` each of the opponent's decisions up to the first it does not."""
     hand = deal.hands[opponent]
-    for state, action, before in trail.checks:
-        if model(_resampled(state, opponent, hand & ~before, deal)) != action:
+    for state, action, before, play in trail.decisions:
+        if observer is None and (model is None or not play):
+            continue
+        here = _resampled(state, opponent, hand & ~before, deal)
+        if observer is not None:
+            observer(here, action)
+        if model is not None and play and model(here) != action:
             return False
     return True
 
@@ -354,7 +369,10 @@ def determinize(
 
     The earlier rounds are replayed once a round (on deals sampled then; the replay reproduces their public results
     whatever the deal) and kept in ``record``: later calls in the same round only deal the current round again. So
-    the rounds after the current one are shuffled from a seed drawn from ``rng`` at the round's first call.
+    the rounds after the current one are shuffled from a seed drawn from ``rng`` at the round's first call. The
+    current round is replayed once while no new action is seen (on the first deal drawn; kept in ``record``): every
+    deal that agrees with the record reaches the same states but for the hidden cards, so each sample, and each state
+    the model or the observer is shown, is a replayed state with the sample's hidden cards put in.
 
     Raises :class:`DeterminizeError` when no round is being played or the events cannot come from any deal.
     """
@@ -370,41 +388,24 @@ def determinize(
         deal = deals[-1]
     begun = record.start
     assert begun is not None
-    if observer is None:  # the same samples and states as the replays below, from one replay of the round
-        trail = record.trail
-        if trail is None or trail.start is not begun or trail.n != len(last.actions):
-            trail = record.trail = _trail(record, begun, deal)
-        opponent = 1 - seat
-        agreed = True
-        attempt = 1
-        while model is not None and not _agrees(trail, opponent, deal, model):
-            if attempt >= tries:
-                agreed = False
-                break
-            deal = _sample_deal(rules, seat, last, rng, captures, exclude)
-            attempt += 1
-        rebuilt = _resampled(trail.end, opponent, deal.hands[opponent] & ~last.opponent_played, deal)
-        if rebuilt.round != len(record.rounds) or rebuilt.is_over:
-            raise DeterminizeError("the replay does not reach the current round")
-        record.agreed = agreed
-        return rebuilt
-    start = redeal(begun, deal)
-    state = _replay_last(record, start, model, observer)
+    trail = record.trail
+    if trail is None or trail.start is not begun or trail.n != len(last.actions):
+        trail = record.trail = _trail(record, begun, deal)
+    opponent = 1 - seat
     agreed = True
     attempt = 1
-    while state is None:
+    while not _agrees(trail, opponent, deal, model, observer):
         if attempt >= tries:
-            state = _replay_last(record, start, None, observer)
-            assert state is not None
             agreed = False
+            _agrees(trail, opponent, deal, None, observer)  # the observer sees the whole round of the sample kept
             break
-        start = redeal(start, _sample_deal(rules, seat, last, rng, captures, exclude))
-        state = _replay_last(record, start, model, observer)
+        deal = _sample_deal(rules, seat, last, rng, captures, exclude)
         attempt += 1
-    if state.round != len(record.rounds) or state.is_over:
+    end = trail.end
+    if end.round != len(record.rounds) or end.is_over:
         raise DeterminizeError("the replay does not reach the current round")
     record.agreed = agreed
-    return state
+    return _resampled(end, opponent, deal.hands[opponent] & ~last.opponent_played, deal)
 
 
 def _replay_before_last(record: Record, deals: list[Deal], seed: int) -> State:
@@ -419,26 +420,4 @@ def _replay_before_last(record: Record, deals: list[Deal], seed: int) -> State:
                 raise DeterminizeError(f"the events do not replay: {exc}") from None
     if state.round != len(record.rounds) or state.phase is not Phase.PLAY or state.turn != 1:
         raise DeterminizeError("the replay does not reach the current round")
-    return state
-
-
-def _replay_last(
-    record: Record,
-    state: State,
-    model: Callable[[State], Action] | None,
-    observer: Callable[[State, Action], None] | None = None,
-) -> State | None:
-    """The current round replayed from its start ``state``, or None when the opponent's plays are not ``model``'s
-    choices; ``observer`` sees each of the opponent's decisions."""
-    opponent = 1 - record.seat
-    for action in record.rounds[-1].actions:
-        if state.to_move == opponent:
-            if observer is not None:
-                observer(state, action)
-            if model is not None and state.phase is Phase.PLAY and model(state) != action:
-                return None
-        try:
-            state = apply(state, action, record=False)
-        except EngineError as exc:
-            raise DeterminizeError(f"the events do not replay: {exc}") from None
     return state

@@ -337,37 +337,63 @@ def every_field(state: State) -> dict[str, object]:
     return {name: getattr(state, name) for name in names}
 
 
+def replayed(record: Record, sample: State) -> tuple[list[tuple[State, Action]], State]:
+    """The current round of ``record`` replayed action by action from its start, dealt the sample's own deal of the
+    round: the opponent's decisions on the way (state and action) and the state after the last action."""
+    assert record.start is not None
+    state = redeal(record.start, sample.deals[sample.deal_index - 1])
+    seen = []
+    for action in record.rounds[-1].actions:
+        if state.to_move != record.seat:
+            seen.append((state, action))
+        state = apply(state, action, record=False)
+    return seen, state
+
+
 @pytest.mark.parametrize("rules_name", PRESET_NAMES)
 def test_a_sample_put_into_the_replayed_round_is_the_replay_of_that_sample(rules_name: str) -> None:
-    """determinize replays the current round once a decision and puts each sample's hidden cards into it; replaying
-    the round for every sample (as it does when it has an observer to feed) draws the same samples and reaches the
-    same states, field for field, with and without a model of the opponent, agreeing or not."""
+    """determinize replays the current round once a decision and puts each sample's hidden cards into it: each
+    sample, field for field, is the round replayed action by action on the sample's own deal; the observer is shown
+    the states of that replay at the opponent's decisions, with their actions; and a sample said to agree with a
+    model of the opponent has the model make every play of the opponent in that replay. With and without a model,
+    agreeing or not."""
     rules = PRESETS[rules_name]
     models = (None, GREEDY_POLICY.model, lambda s: legal_actions(s)[-1])
-    compared = disagreed = 0
+    compared = disagreed = observed = 0
     for seed in range(4):
         state = new_match(rules, seed)
-        fast, slow = (Record(rules, 0), Record(rules, 1)), (Record(rules, 0), Record(rules, 1))
+        records = (Record(rules, 0), Record(rules, 1))
         rng = random.Random(seed)
         steps = 0
         while not state.is_over:
             for event in state.events:
                 for seat in (0, 1):
-                    fast[seat].add(visible_event(event, seat))
-                    slow[seat].add(visible_event(event, seat))
+                    records[seat].add(visible_event(event, seat))
             for seat in (0, 1):
                 for k in range(3):
                     model = models[(steps + k) % 3]
-                    key = f"{seed}/{steps}/{seat}/{k}"
-                    a = determinize(fast[seat], random.Random(key), captures=k == 1, model=model, tries=4)
-                    b = determinize(slow[seat], random.Random(key), captures=k == 1, model=model, tries=4,
-                                    observer=lambda s, action: None)  # fmt: skip
-                    assert every_field(a) == every_field(b)
-                    assert fast[seat].agreed == slow[seat].agreed
+                    shown: list[tuple[State, Action]] = []
+
+                    def watch(s: State, action: Action, into: list[tuple[State, Action]] = shown) -> None:
+                        into.append((s, action))
+
+                    rng_k = random.Random(f"{seed}/{steps}/{seat}/{k}")
+                    sample = determinize(records[seat], rng_k, captures=k == 1, model=model, tries=4,
+                                         observer=watch if k else None)  # fmt: skip
+                    seen, end = replayed(records[seat], sample)
+                    assert every_field(sample) == every_field(end)
+                    if k:
+                        assert len(shown) >= len(seen)
+                        tail = shown[len(shown) - len(seen) :]
+                        for (got, action), (want, real) in zip(tail, seen, strict=True):
+                            assert action == real and every_field(got) == every_field(want)
+                        observed += len(seen)
+                    if model is not None and records[seat].agreed:
+                        assert all(model(s) == a for s, a in seen if s.phase is Phase.PLAY)
                     compared += 1
-                    disagreed += not fast[seat].agreed
+                    disagreed += not records[seat].agreed
             legal = legal_actions(state)
             action = GREEDY_POLICY.act(state, legal) if seed % 2 else rng.choice(legal)
             state = apply(state, action)
             steps += 1
-    assert compared > 200 and disagreed > 10
+    assert compared > 200 and disagreed > 10 and observed > 100
