@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import resource
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -22,7 +23,19 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from referee.engine import CARD_IDS, PRESETS, Action, Deal, Event, Rules, State, apply, new_match, visible_event
+from referee.engine import (
+    CARD_IDS,
+    PRESETS,
+    Action,
+    Deal,
+    Event,
+    Rules,
+    State,
+    apply,
+    legal_actions,
+    new_match,
+    visible_event,
+)
 from referee.engine.rules import Leader
 from referee.protocol import action_from_json, event_json
 from referee.records import Forfeit, MatchResult, Termination
@@ -271,6 +284,21 @@ def run_tagged(argv: list[str], cwd: Path, tag: str, *, env: dict[str, str] | No
 
 
 # Rounds from explicit deals (tests/engine/): readable deals and actions, and two deals the rules tests share.
+
+
+def random_match(rules: Rules, seed: int, chooser: int) -> Iterator[tuple[State, Action | None]]:
+    """Every state of a match of ``rules`` dealt from ``seed`` and played with legal actions drawn uniformly (from
+    ``random.Random(chooser)``), each with the action about to be applied (None at the end)."""
+    rng = random.Random(chooser)
+    state = new_match(rules, seed)
+    steps = 0
+    while not state.is_over:
+        action = rng.choice(legal_actions(state))
+        yield state, action
+        state = apply(state, action)
+        steps += 1
+        assert steps <= rules.rounds * 3 * 16 + 1, "a match ran past its turn bound"
+    yield state, None
 
 
 def deal(hand0: Sequence[str], hand1: Sequence[str], field: Sequence[str], stock: Sequence[str] = ()) -> Deal:

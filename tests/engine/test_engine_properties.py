@@ -8,7 +8,6 @@ what they must.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -45,25 +44,12 @@ from referee.engine import (
 )
 from referee.engine.rules import Leader, NextDealer
 from referee.protocol import action_from_json, full_event_json, view_json
+from tests.helpers import random_match
 
 PRESET_NAMES = ("guide", "cardavia", "koikoi-japan", "nintendo")
 ALL_CARDS = (1 << 48) - 1
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def playout(rules: Rules, seed: int, chooser: int) -> Iterator[tuple[State, Action | None]]:
-    """Every state of a random match, each with the action about to be applied (None at the end)."""
-    rng = random.Random(chooser)
-    state = new_match(rules, seed)
-    steps = 0
-    while not state.is_over:
-        action = rng.choice(legal_actions(state))
-        yield state, action
-        state = apply(state, action)
-        steps += 1
-        assert steps <= rules.rounds * 3 * 16 + 1, "a match ran past its turn bound"
-    yield state, None
 
 
 def hidden_and_public_cards(state: State) -> list[int]:
@@ -90,7 +76,7 @@ def snapshot(state: State) -> dict[str, Any]:
 @FEW
 @given(seed=SEEDS, chooser=SEEDS)
 def test_every_card_is_somewhere_exactly_once(name: str, seed: int, chooser: int) -> None:
-    for state, _ in playout(PRESETS[name], seed, chooser):
+    for state, _ in random_match(PRESETS[name], seed, chooser):
         parts = hidden_and_public_cards(state)
         assert sum(p.bit_count() for p in parts) == 48
         union = 0
@@ -104,7 +90,7 @@ def test_every_card_is_somewhere_exactly_once(name: str, seed: int, chooser: int
 @FEW
 @given(seed=SEEDS, chooser=SEEDS)
 def test_legal_actions_are_sorted_and_never_empty_before_the_end(name: str, seed: int, chooser: int) -> None:
-    for state, _ in playout(PRESETS[name], seed, chooser):
+    for state, _ in random_match(PRESETS[name], seed, chooser):
         legal = legal_actions(state)
         assert legal == sorted(legal)
         assert len(set(legal)) == len(legal)
@@ -120,7 +106,7 @@ def test_rounds_end_in_time_and_points_add_up(name: str, seed: int, chooser: int
     rules = PRESETS[name]
     events: list[Event] = []
     final: State | None = None
-    for state, _ in playout(rules, seed, chooser):
+    for state, _ in random_match(rules, seed, chooser):
         events.extend(state.events)
         final = state
     assert final is not None
@@ -187,7 +173,7 @@ def test_each_round_is_dealt_as_the_rules_say(name: str, seed: int, chooser: int
     rules = PRESETS[name]
     starts: list[RoundStart] = []
     final: State | None = None
-    for state, _ in playout(rules, seed, chooser):
+    for state, _ in random_match(rules, seed, chooser):
         starts.extend(e for e in state.events if isinstance(e, RoundStart))
         final = state
     assert final is not None
@@ -214,7 +200,7 @@ def test_koikoi_japan_matches_do_end_early_sometimes() -> None:
     rules = PRESETS["koikoi-japan"]
     reasons = set()
     for seed in range(200):
-        *_, (last, _) = playout(rules, seed, seed)
+        *_, (last, _) = random_match(rules, seed, seed)
         (end,) = [e for e in last.events if isinstance(e, MatchEnd)]
         reasons.add(end.reason)
         if end.reason == "broke":
@@ -227,7 +213,7 @@ def test_koikoi_japan_matches_do_end_early_sometimes() -> None:
 @given(seed=SEEDS, chooser=SEEDS)
 def test_the_same_seed_gives_the_same_match(name: str, seed: int, chooser: int) -> None:
     def record() -> list[dict[str, Any]]:
-        return [full_event_json(e) for state, _ in playout(PRESETS[name], seed, chooser) for e in state.events]
+        return [full_event_json(e) for state, _ in random_match(PRESETS[name], seed, chooser) for e in state.events]
 
     first = record()
     assert first == record()
@@ -258,7 +244,7 @@ def _illegal_candidates(state: State, rng: random.Random) -> list[Action]:
 @given(seed=SEEDS, chooser=SEEDS)
 def test_apply_rejects_illegal_actions_and_changes_nothing(name: str, seed: int, chooser: int) -> None:
     rng = random.Random(chooser ^ 0x5EED)
-    for state, _ in playout(PRESETS[name], seed, chooser):
+    for state, _ in random_match(PRESETS[name], seed, chooser):
         for action in legal_actions(state):
             assert is_legal(state, action)
         if rng.random() > 0.2:

@@ -8,6 +8,7 @@ import pytest
 
 from referee.engine import PRESETS, State, apply, legal_actions, new_match
 from referee.engine.simulate import random_playout
+from tests.helpers import random_match
 
 PRESET_NAMES = sorted(PRESETS)
 
@@ -57,10 +58,9 @@ def test_a_playout_from_a_finished_match_makes_no_step() -> None:
 def test_a_step_that_ends_a_round_without_dealing_leaves_the_match_between_rounds(name: str) -> None:
     ends = 0
     for seed in range(12):
-        state = new_match(PRESETS[name], seed)
-        rng = random.Random(seed)
-        while not state.is_over:
-            action = rng.choice(legal_actions(state))
+        for state, action in random_match(PRESETS[name], seed, seed):
+            if action is None:
+                break
             dealt, kept = apply(state, action, record=False), apply(state, action, record=False, deal=False)
             ends += len(dealt.history) > len(state.history)
             if dealt.round == state.round:  # no round ended, or the match did: nothing to deal, the same state
@@ -74,5 +74,4 @@ def test_a_step_that_ends_a_round_without_dealing_leaves_the_match_between_round
                     for field in ("scores", "dealer", "round", "winner", "is_over", "first_dealer"):
                         assert getattr(kept, field) == getattr(dealt, field), field
                 assert (kept.hands, kept.field, kept.stock, kept.captured) == ((0, 0), 0, (), (0, 0))
-            state = dealt
     assert ends >= 10  # every preset ends rounds by play on these seeds (cardavia: one round a match)

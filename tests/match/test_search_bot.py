@@ -33,7 +33,7 @@ from referee.engine.opponents import FLOOR
 from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
 from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
-from tests.helpers import ROOT, TESHI_ORDER, deal_of, seat_event
+from tests.helpers import ROOT, TESHI_ORDER, deal_of, random_match, seat_event
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
@@ -197,14 +197,12 @@ def test_the_rollout_policy_is_the_greedy_bot(rules: str) -> None:
     # The search's model of both seats is greedy_bot.py's policy, move for move.
     checked = 0
     for seed in range(6):
-        state = new_match(PRESETS[rules], seed)
-        rng = random.Random(seed)
-        while not state.is_over:
-            legal = legal_actions(state)
-            mine = search_bot.wire(search_bot.greedy_action(state, legal))
+        for state, action in random_match(PRESETS[rules], seed, seed):
+            if action is None:
+                break
+            mine = search_bot.wire(search_bot.greedy_action(state, legal_actions(state)))
             assert mine == greedy_bot.choose(greedy_request(state))
             checked += 1
-            state = apply(state, rng.choice(legal))
     assert checked > 50
 
 
