@@ -15,6 +15,13 @@ seat, with one of these players:
 - ``bot``: the search bot itself (``bots/search_bot.py`` with its defaults: its model of the opponent, its koi-koi
   valuation, its successive elimination), ``--samples`` samples a decision instead of a time budget, told only
   the events of its seat, as in a match. Where it scores above ``uniform``, what it infers pays;
+- ``solver``: the ``known`` search, but once its hand holds ``--solve-at`` cards or fewer it values each action on
+  each sample by the best line of the rest of the round on that sample (a depth-first search over its own choices,
+  the opponent's answers those of the search's rollout policy) instead of a rollout: perfect-information Monte Carlo
+  for the end of the round (for the whole round at ``--solve-at 8``, the default: cheap under ``cardavia``, where
+  a won match ends the search; under the longer presets keep it to 3 to 5 cards). Its later choices are made as
+  if it would know the sample's stock, so where it scores no higher than ``known``, planning its own later moves on
+  each sample does not pay;
 - ``omniscient``: it sees every card and knows the opponent's style, and plays each round's best line (a depth-first
   search over its own choices, the opponent's answers computed; a round's end valued by the match odds). Cheap
   when a match is one deal (``cardavia``); a round of a longer match can take seconds.
@@ -55,7 +62,7 @@ greedy_bot: Any = importlib.import_module("greedy_bot")
 OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
 """The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
 
-PLAYERS = ("uniform", "known", "exact", "bot", "omniscient")
+PLAYERS = ("uniform", "known", "exact", "bot", "solver", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -122,6 +129,42 @@ class Search:
             sample = redraw(state, me, rng, self.known)
             for i, action in enumerate(legal):
                 totals[i] += self.rollout(apply(sample, action, record=False), me, odds)
+        return legal[max(range(len(legal)), key=totals.__getitem__)]
+
+
+class Solver(Search):
+    """The ``known`` search, each action valued by the best line of the round on each sample once the hand is small."""
+
+    def __init__(self, samples: int, solve_at: int) -> None:
+        super().__init__(samples, True)
+        self.solve_at = solve_at
+
+    def best(self, state: State, me: int, start: int, odds: Any) -> float:
+        """The value for ``me`` of the round's best line from ``state`` (every card seen), the opponent's answers
+        those of the rollout policy; a won match ends the search."""
+        while not state.is_over and state.round == start:
+            legal = legal_actions(state)
+            if len(legal) > 1 and state.to_move == me:
+                top = -1.0
+                for action in legal:
+                    top = max(top, self.best(apply(state, action, record=False, deal=False), me, start, odds))
+                    if top >= 1.0:
+                        break
+                return top
+            action = legal[0] if len(legal) == 1 else self.theirs.act(state, legal)
+            state = apply(state, action, record=False, deal=False)
+        return float(search_bot.outcome(state, me, odds))
+
+    def act(self, state: State, me: int, rng: random.Random) -> Action:
+        if state.hands[me].bit_count() > self.solve_at:
+            return super().act(state, me, rng)
+        legal = legal_actions(state)
+        odds = search_bot.match_odds(state.rules, 0.5)
+        totals = [0.0] * len(legal)
+        for _ in range(self.samples):
+            sample = redraw(state, me, rng, True)
+            for i, action in enumerate(legal):
+                totals[i] += self.best(apply(sample, action, record=False, deal=False), me, state.round, odds)
         return legal[max(range(len(legal)), key=totals.__getitem__)]
 
 
@@ -213,7 +256,9 @@ def main() -> int:
     parser.add_argument("--deals", type=int, default=100, help="deal pairs, seeds 0.. (default 100)")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
     parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
-                        help="players (default all four)")
+                        help="players (default all six)")
+    parser.add_argument("--solve-at", type=int, default=8,
+                        help="the solver's hand size from which it plans the rest of the round (default 8: all of it)")
     args = parser.parse_args()
     if args.deals < 1 or args.samples < 1:
         parser.error("--deals and --samples must be 1 or more")
@@ -227,6 +272,8 @@ def main() -> int:
             player: Search | Bot | Omniscient = Omniscient(choose)
         elif name == "bot":
             player = Bot(args.samples)
+        elif name == "solver":
+            player = Solver(args.samples, args.solve_at)
         else:
             player = Search(args.samples, name != "uniform", choose if name == "exact" else None)
         results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in range(args.deals)]
