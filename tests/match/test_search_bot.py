@@ -478,9 +478,9 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
         if m:
             rows[m[1]] = float(m[5])
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
-    assert set(rows) == {"uniform", "known", "exact", "bot", "omniscient"}
+    assert set(rows) == {"uniform", "known", "exact", "bot", "solver", "omniscient"}
     assert "search:" not in run.stderr  # the bot's search never fell back to greedy
-    assert rows["omniscient"] >= max(rows["uniform"], rows["known"])
+    assert rows["omniscient"] >= max(rows["uniform"], rows["known"], rows["solver"])
 
 
 def test_the_policies_benchmark_plays_each_policy_against_greedy() -> None:
