@@ -94,6 +94,31 @@ def redraw(state: State, me: int, rng: random.Random, known: bool) -> State:
     return sample
 
 
+Answer = Callable[[State, list[Action]], Action]
+"""The opponent's action at a state, given its legal actions."""
+
+
+def best_line(state: State, me: int, start: int, answer: Answer, odds: Any, deal: bool) -> tuple[float, list[Action]]:
+    """The value for ``me`` of the best line of round ``start`` from ``state`` (every card seen), and its actions of
+    ``me``: a depth-first search over the choices of ``me``, the opponent's answers given by ``answer``, the round's
+    end valued by ``odds``; a won match ends the search. ``deal``: whether the round's last step deals the next
+    round (a hand yaku of that deal then counts)."""
+    while not state.is_over and state.round == start:
+        legal = legal_actions(state)
+        if len(legal) > 1 and state.to_move == me:
+            top, line = -1.0, [legal[0]]
+            for action in legal:
+                value, rest = best_line(apply(state, action, record=False, deal=deal), me, start, answer, odds, deal)
+                if value > top:
+                    top, line = value, [action, *rest]
+                if top >= 1.0:
+                    break  # the match is won: nothing is better
+            return top, line
+        action = legal[0] if len(legal) == 1 else answer(state, legal)
+        state = apply(state, action, record=False, deal=deal)
+    return float(search_bot.outcome(state, me, odds)), []
+
+
 class Search:
     """The determinized search of ``uniform`` and ``known``; of ``exact`` when given the opponent's style (``exact``:
     its request handler)."""
@@ -139,22 +164,6 @@ class Solver(Search):
         super().__init__(samples, True)
         self.solve_at = solve_at
 
-    def best(self, state: State, me: int, start: int, odds: Any) -> float:
-        """The value for ``me`` of the round's best line from ``state`` (every card seen), the opponent's answers
-        those of the rollout policy; a won match ends the search."""
-        while not state.is_over and state.round == start:
-            legal = legal_actions(state)
-            if len(legal) > 1 and state.to_move == me:
-                top = -1.0
-                for action in legal:
-                    top = max(top, self.best(apply(state, action, record=False, deal=False), me, start, odds))
-                    if top >= 1.0:
-                        break
-                return top
-            action = legal[0] if len(legal) == 1 else self.theirs.act(state, legal)
-            state = apply(state, action, record=False, deal=False)
-        return float(search_bot.outcome(state, me, odds))
-
     def act(self, state: State, me: int, rng: random.Random) -> Action:
         if state.hands[me].bit_count() > self.solve_at:
             return super().act(state, me, rng)
@@ -164,7 +173,8 @@ class Solver(Search):
         for _ in range(self.samples):
             sample = redraw(state, me, rng, True)
             for i, action in enumerate(legal):
-                totals[i] += self.best(apply(sample, action, record=False, deal=False), me, state.round, odds)
+                after = apply(sample, action, record=False, deal=False)
+                totals[i] += best_line(after, me, state.round, self.theirs.act, odds, deal=False)[0]
         return legal[max(range(len(legal)), key=totals.__getitem__)]
 
 
@@ -201,26 +211,14 @@ class Omniscient:
         self.choose = choose
         self.line: list[Action] = []
 
-    def best(self, state: State, me: int, start: int) -> tuple[float, list[Action]]:
-        """The value of the round's best line for ``me`` from ``state``, and its actions of ``me``."""
-        if state.is_over or state.round != start:
-            return search_bot.outcome(state, me, search_bot.match_odds(state.rules, 0.5)), []
-        legal = legal_actions(state)
-        if len(legal) == 1 or state.to_move != me:
-            action = legal[0] if len(legal) == 1 else pool_action(self.choose, state)
-            return self.best(apply(state, action, record=False), me, start)
-        top, line = -1.0, [legal[0]]
-        for action in legal:
-            value, rest = self.best(apply(state, action, record=False), me, start)
-            if value > top:
-                top, line = value, [action, *rest]
-            if top >= 1.0:
-                break  # the match is won: nothing is better
-        return top, line
+    def answer(self, state: State, legal: list[Action]) -> Action:
+        """The opponent's action at ``state``: its style's answer to the real request of its seat."""
+        return pool_action(self.choose, state)
 
     def act(self, state: State, me: int, rng: random.Random) -> Action:
         if not self.line:
-            self.line = self.best(state, me, state.round)[1]
+            odds = search_bot.match_odds(state.rules, 0.5)
+            self.line = best_line(state, me, state.round, self.answer, odds, deal=True)[1]
         return self.line.pop(0)
 
 
