@@ -31,8 +31,12 @@ twice, split or drawn, or lost twice (a split pair: the seat, not the player, de
 
     .venv/bin/python benchmarks/information.py --rules cardavia --opponent stopper --deals 200
     .venv/bin/python benchmarks/information.py --players uniform known --samples 100 --deals 50
+    .venv/bin/python benchmarks/information.py --players known solver --solve-at 5 --json runs.json
+    .venv/bin/python benchmarks/paired.py runs.json:solver runs.json:known     # the same deals, pair by pair
 
-Standard output only; every choice is seeded (by the deal and the seat), so a run repeats exactly.
+Standard output, and with ``--json FILE`` each player's results game by game (rewritten after each player): the
+input of ``benchmarks/paired.py``, which compares two players, or two runs, on the same deals. Every choice is
+seeded (by the deal and the seat), so a run repeats exactly.
 """
 
 from __future__ import annotations
@@ -251,17 +255,23 @@ def main() -> int:
     parser.add_argument("--rules", default="cardavia", choices=sorted(PRESETS), help="preset (default cardavia)")
     parser.add_argument("--opponent", default="stopper", choices=OPPONENTS,
                         help="greedy_bot.py, or a style of the opponent pool (default stopper)")
-    parser.add_argument("--deals", type=int, default=100, help="deal pairs, seeds 0.. (default 100)")
+    parser.add_argument("--deals", type=int, default=100, help="deal pairs (default 100)")
+    parser.add_argument("--first", type=int, default=0, help="the first deal's seed (default 0): seeds FIRST..")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
     parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
                         help="players (default all six)")
     parser.add_argument("--solve-at", type=int, default=8,
                         help="the solver's hand size from which it plans the rest of the round (default 8: all of it)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="also write each player's results, game by game, to FILE (for benchmarks/paired.py)")
     args = parser.parse_args()
-    if args.deals < 1 or args.samples < 1:
-        parser.error("--deals and --samples must be 1 or more")
+    if args.deals < 1 or args.samples < 1 or args.first < 0:
+        parser.error("--deals and --samples must be 1 or more, --first 0 or more")
+    record: dict[str, Any] = {"rules": args.rules, "opponent": args.opponent, "samples": args.samples,
+                              "solve_at": args.solve_at, "first": args.first, "deals": args.deals, "players": {}}
     choose: Chooser = greedy_bot.choose if args.opponent == "greedy" else pool_bot.chooser(args.opponent)
-    print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs, {args.samples} samples a decision")
+    print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs from seed {args.first}, "
+          f"{args.samples} samples a decision")  # fmt: skip
     print("| player | games | W-D-L | score rate (95%) | pairs won twice / split or drawn / lost twice | seconds |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name in args.players:
@@ -274,7 +284,8 @@ def main() -> int:
             player = Solver(args.samples, args.solve_at)
         else:
             player = Search(args.samples, name != "uniform", choose if name == "exact" else None)
-        results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in range(args.deals)]
+        seeds = range(args.first, args.first + args.deals)
+        results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in seeds]
         flat = [r for pair in results for r in pair]
         n = len(flat)
         rate = sum(flat) / n
@@ -286,6 +297,9 @@ def main() -> int:
         print(f"| {name} | {n} | {wins}-{draws}-{n - wins - draws} | {100 * rate:.1f}% [{100 * low:.1f}, "
               f"{100 * high:.1f}] | {twice} / {args.deals - twice - lost} / {lost} | "
               f"{time.perf_counter() - started:.0f} |", flush=True)  # fmt: skip
+        if args.json is not None:
+            record["players"][name] = results
+            args.json.write_text(json.dumps(record) + "\n", encoding="utf-8")
     return 0
 
 
