@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
     sys.path[0] = str(ROOT)  # benchmarks/referee.py would shadow the referee package
 EXE = Path(sys.executable).parent / "koikoi-referee"
-POOL = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper")
+POOL = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper", "reacher")
 """The styles of ``bots/pool_bot.py`` (``--style NAME``)."""
 OPPONENTS = {"greedy": "bots/greedy_bot.py", "random": "bots/random_bot.py --seed 1",
              **{name: f"bots/pool_bot.py --style {name}" for name in POOL}}  # fmt: skip

@@ -19,6 +19,11 @@ deterministic given its input (ties go to the first legal action). The styles (:
 - ``holder``: keeps its matching cards back; captures at once only a bright, an animal or a ribbon, and with only
   chaff to take it discards a card that matches nothing, saving its pairs for later.
 - ``sweeper``: takes as many cards as it can, chaff as good as ribbons; plays on while its yaku is small.
+- ``reacher``: plays for the yaku it can still complete; a capture is worth how much nearer it brings each yaku of
+  its own and how much further it puts the opponent's, each yaku weighed by the chance to complete it from the cards
+  still out of both players' piles; a discard costs what it would give the opponent, weighed by the chance that the
+  opponent holds a card of its month; plays on while three cards are left and the opponent is far from a yaku. The
+  strongest style of the pool: it beats the greedy bot (the others do not, or barely).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.bot import run
+from referee.engine.cards import CARD_IDS
 
 Request = dict[str, Any]
 """One decoded ``request`` line."""
@@ -42,6 +48,12 @@ BLUE = frozenset(("peony-ribbon", "chrysanthemum-ribbon", "maple-ribbon"))
 BOAR_DEER_BUTTERFLY = frozenset(("clover-boar", "maple-deer", "peony-butterfly"))
 SAKE = "chrysanthemum-sake"
 VIEWING = frozenset((SAKE, "pampas-moon", "cherry-curtain"))
+RAINMAN = "willow-rainman"
+DRY_BRIGHTS = BRIGHTS - {RAINMAN}
+EVERY_CARD = frozenset(CARD_IDS)
+RIBBONS = frozenset(c for c in CARD_IDS if "ribbon" in c)
+CHAFF = frozenset(c for c in CARD_IDS if "chaff" in c) | {"willow-lightning", SAKE}
+ANIMALS = EVERY_CARD - BRIGHTS - RIBBONS - CHAFF | {SAKE}
 
 
 def month(card: str) -> str:
@@ -112,6 +124,73 @@ class Style:
             target, set(view["captured"][1 - me]))  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Reach(Style):
+    """The ``reacher``'s policy: cards are worth the yaku they bring within reach.
+
+    :meth:`potential` values a pile of captured cards as the points of each yaku it holds or may still complete, a
+    yaku short of ``k`` cards weighed ``chance ** k`` (and 0 when fewer than ``k`` of its cards are still out of both
+    piles). A capture is worth the rise of its own potential plus ``spite`` times the fall of the opponent's (the
+    cards it takes are out of the opponent's reach); a discard costs ``risk`` times the rise of the opponent's
+    potential if the opponent took the card, weighed by the chance that the opponent's hand or the next draw holds a
+    card of its month, and a little of what the card would bring itself. ``viewing``: the points it counts for each
+    viewing yaku (their worth differs between presets, and a request does not carry the rules).
+    """
+
+    chance: float = 0.35
+    viewing: float = 3.0
+    risk: float = 1.0
+
+    def potential(self, mine: frozenset[str], dead: frozenset[str]) -> float:
+        """The points within reach of a player who captured ``mine``, the cards ``dead`` out of its reach."""
+        free = EVERY_CARD - dead - mine
+
+        def reach(group: frozenset[str], need: int) -> float:
+            short = need - len(mine & group)
+            if short <= 0:
+                return 1.0
+            return self.chance**short if len(free & group) >= short else 0.0
+
+        v = 5 * reach(DRY_BRIGHTS, 3) + 2 * reach(BRIGHTS, 4) + reach(DRY_BRIGHTS, 4) + 2 * reach(BRIGHTS, 5)
+        v += 5 * (reach(POETRY, 3) + reach(BLUE, 3) + reach(BOAR_DEER_BUTTERFLY, 3))
+        v += self.viewing * (reach(frozenset((SAKE, "pampas-moon")), 2) + reach(frozenset((SAKE, "cherry-curtain")), 2))
+        for group, need in ((RIBBONS, 5), (ANIMALS, 5), (CHAFF, 10)):
+            v += max(0, len(mine & group) - need) + reach(group, need)
+        return v + 0.05 * len(mine)
+
+    def gain(self, mine: frozenset[str], theirs: frozenset[str], taken: frozenset[str]) -> float:
+        """What capturing ``taken`` is worth: the rise of its own potential, and ``spite`` times the opponent's fall."""
+        rise = self.potential(mine | taken, theirs) - self.potential(mine, theirs)
+        return rise + self.spite * (self.potential(theirs, mine) - self.potential(theirs, mine | taken))
+
+    def play_value(self, action: dict[str, Any], view: View) -> float:
+        me = view["seat"] - 1
+        mine, theirs = frozenset(view["captured"][me]), frozenset(view["captured"][1 - me])
+        card: str = action["play"]
+        taken = [action["capture"]] if "capture" in action else [c for c in view["field"] if month(c) == month(card)]
+        if taken:
+            return 1.0 + self.gain(mine, theirs, frozenset((card, *taken)))
+        unseen = EVERY_CARD - set(view["hand"]) - set(view["field"]) - mine - theirs
+        mates = sum(1 for c in unseen if month(c) == month(card))
+        out = max(len(unseen), 1)
+        opponent_hand: int = view.get("opponent_hand_size", 0)
+        held = 1 - (1 - min(opponent_hand / out, 1.0)) ** mates  # the opponent holds a mate
+        taken_away = min(1.0, held + 0.5 * mates / out)  # or it is drawn
+        gives = self.potential(theirs | {card}, mine) - self.potential(theirs, mine)
+        keeps = self.potential(mine | {card}, theirs) - self.potential(mine, theirs)
+        pairs = sum(1 for c in view["hand"] if month(c) == month(card) and c != card)
+        return -self.risk * taken_away * gives - 0.3 * keeps - 0.3 * pairs
+
+    def capture_value(self, action: dict[str, Any], view: View) -> float:
+        me = view["seat"] - 1
+        taken = frozenset(c for c in (action["capture"], view.get("drawn")) if c)
+        return self.gain(frozenset(view["captured"][me]), frozenset(view["captured"][1 - me]), taken)
+
+
+REACH = Reach(spite=0.8)
+"""The ``reacher``'s valuation."""
+
+
 KoikoiRule = Callable[[View], bool]
 """Whether to call koi-koi, from the view at the koi-koi decision."""
 
@@ -180,6 +259,16 @@ def sweeper_koikoi(view: View) -> bool:
     return not _last_round_ahead(view) and len(view["hand"]) >= 3 and view["yaku"][me]["total"] < 4
 
 
+def reacher_koikoi(view: View) -> bool:
+    """Play on while three cards or more are left, under 7 points, and the opponent has no yaku and little within
+    reach (:meth:`Reach.potential` of its pile below 1.5 points)."""
+    me = view["seat"] - 1
+    if _last_round_ahead(view) or len(view["hand"]) < 3 or view["yaku"][1 - me]["total"] > 0:
+        return False
+    mine, theirs = frozenset(view["captured"][me]), frozenset(view["captured"][1 - me])
+    return view["yaku"][me]["total"] < 7 and REACH.potential(theirs, mine) - 0.05 * len(theirs) < 1.5
+
+
 def hold(request: Request, style: Style) -> dict[str, Any]:
     """The holder's card to play: a capture with a bright, an animal or a ribbon in it, else the least useful card
     that captures nothing, else the best capture."""
@@ -219,6 +308,7 @@ STYLES: dict[str, Player] = {
     "holder": (Style(), cautious_koikoi, hold),
     "sweeper": (Style(base={"bright": 6.0, "animal": 3.0, "ribbon": 3.0, "chaff": 3.0}, count=0.5, sweep=6.0),
                 sweeper_koikoi, None),
+    "reacher": (REACH, reacher_koikoi, None),
 }  # fmt: skip
 """The styles of the pool, by name."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -20,7 +21,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import pool_bot  # noqa: E402
 import strength  # noqa: E402
 
-NAMES = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper")
+_spec = importlib.util.spec_from_file_location("pool_benchmark", ROOT / "benchmarks" / "pool.py")
+assert _spec is not None and _spec.loader is not None
+pool: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pool)
+
+NAMES = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper", "reacher")
 
 
 def test_the_benchmark_measures_against_every_style() -> None:
@@ -84,3 +90,44 @@ def test_the_denier_takes_what_the_opponent_needs() -> None:
                   captured=[["peony-ribbon"], theirs])  # fmt: skip
     assert pool_bot.chooser("denier")(ask) == {"play": "cherry-chaff-1"}
     assert pool_bot.chooser("aggressive")(ask) == {"play": "maple-chaff-1"}  # greedy: the blue ribbon it began
+
+
+def test_the_reacher_takes_the_card_that_spoils_a_yaku_within_reach() -> None:
+    # Seat 2 holds two poetry ribbons: the reacher takes the third, where greedy takes the deer (worth more alone).
+    legal = [{"play": "cherry-chaff-1"}, {"play": "maple-chaff-1"}]
+    ask = request("play", legal, hand=["cherry-chaff-1", "maple-chaff-1"], field=["cherry-ribbon", "maple-deer"],
+                  captured=[[], ["pine-ribbon", "plum-ribbon"]], opponent_hand_size=5)  # fmt: skip
+    assert pool_bot.chooser("reacher")(ask) == {"play": "cherry-chaff-1"}
+    assert pool_bot.chooser("aggressive")(ask) == {"play": "maple-chaff-1"}  # greedy: the deer
+
+
+def test_the_reacher_discards_what_the_opponent_cannot_use() -> None:
+    # Nothing matches the field. Greedy gives up its least valuable card, the ribbon that would complete the
+    # opponent's poetry ribbons; the reacher gives up the animal, which brings the opponent nothing near a yaku.
+    legal = [{"play": "cherry-ribbon"}, {"play": "willow-swallow"}]
+    ask = request("play", legal, hand=["cherry-ribbon", "willow-swallow"], field=["iris-chaff-1"],
+                  captured=[[], ["pine-ribbon", "plum-ribbon"]], opponent_hand_size=5)  # fmt: skip
+    assert pool_bot.chooser("reacher")(ask) == {"play": "willow-swallow"}
+    assert pool_bot.chooser("aggressive")(ask) == {"play": "cherry-ribbon"}
+
+
+def test_the_reacher_plays_on_only_while_the_opponent_is_far_from_a_yaku() -> None:
+    hand = ["pine-chaff-1", "plum-chaff-1", "iris-chaff-1"]
+    # It holds the sake cup, so both viewing yaku are out of the opponent's reach, and the opponent has one chaff.
+    far = request("koikoi", KOIKOI, hand=hand, yaku=[{"total": 1}, {"total": 0}],
+                  captured=[["chrysanthemum-sake", "pampas-geese"], ["pine-chaff-2"]])  # fmt: skip
+    assert pool_bot.chooser("reacher")(far)["koikoi"]
+    near = request("koikoi", KOIKOI, hand=hand, yaku=[{"total": 1}, {"total": 0}],
+                   captured=[["chrysanthemum-sake", "pampas-geese"], ["pine-ribbon", "plum-ribbon"]])  # fmt: skip
+    assert not pool_bot.chooser("reacher")(near)["koikoi"]  # one ribbon from the poetry ribbons
+    short = request("koikoi", KOIKOI, hand=hand[:2], yaku=[{"total": 1}, {"total": 0}],
+                    captured=[["chrysanthemum-sake", "pampas-geese"], ["pine-chaff-2"]])  # fmt: skip
+    assert not pool_bot.chooser("reacher")(short)["koikoi"]  # two cards left
+
+
+def test_the_reacher_beats_the_greedy_bot_on_fixed_deals() -> None:
+    # Both players are deterministic: these 150 duplicate deal pairs (seeds 0 to 149) always end the same way. Its
+    # edge is a few points (benchmarks/pool.py measures it over thousands of pairs), so the test holds it above
+    # greedy with confidence on these deals under koikoi-japan, where the edge is largest.
+    rate, half = pool.duel("koikoi-japan", pool_bot.chooser("reacher"), 150, 0)
+    assert rate - half > 0.5

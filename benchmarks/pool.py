@@ -1,0 +1,100 @@
+"""The opponent pool against the greedy bot: how strong each style of ``bots/pool_bot.py`` plays on its own.
+
+Plays whole matches on the engine, no bot process and no referee: each style and the greedy bot (``bots/greedy_bot.py``)
+are asked through the real request of their seat, as the referee would ask them. ``--pairs`` duplicate deal pairs a
+style (each match seed played twice, the players swapping seats), under each preset of ``--rules``; prints each
+style's score rate against greedy with a 95% interval over the deal pairs (a pair counts the mean of its two games;
+50% is greedy's strength)::
+
+    .venv/bin/python benchmarks/pool.py --pairs 2000
+    .venv/bin/python benchmarks/pool.py --rules nintendo --styles reacher stopper --pairs 500 --first 10000
+
+Every player is deterministic given its input and every match is seeded, so a run repeats exactly. Standard output
+only, or one JSON object a row with ``--format json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# benchmarks/referee.py is named like the package: keep this folder off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from referee.engine import PRESETS, State, apply, legal_actions, new_match, observe  # noqa: E402
+from referee.protocol.messages import request_message  # noqa: E402
+from referee.protocol.text import encode  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
+search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
+pool_bot: Any = importlib.import_module("pool_bot")
+greedy_bot: Any = importlib.import_module("greedy_bot")
+
+Chooser = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def match(rules: str, seed: int, seats: tuple[Chooser, Chooser]) -> float:
+    """One match on seed ``seed``, each seat asked through its real request: 1 when seat 1 wins, 1/2 a draw, 0 a
+    loss."""
+    state: State = new_match(PRESETS[rules], seed)
+    while not state.is_over:
+        legal = legal_actions(state)
+        if len(legal) > 1:
+            ask = json.loads(encode(request_message(1, observe(state, state.to_move), 1000, 0)))
+            want = seats[state.to_move](ask)
+            legal = [a for a in legal if search_bot.wire(a) == want]
+        state = apply(state, legal[0], record=False)
+    return 0.5 if state.winner is None else float(state.winner == 0)
+
+
+def duel(rules: str, player: Chooser, pairs: int, first: int) -> tuple[float, float]:
+    """``player``'s score rate against greedy over ``pairs`` deal pairs from seed ``first``, and the half width of
+    its 95% interval over the pairs."""
+    greedy: Chooser = greedy_bot.choose
+    means = [(match(rules, s, (player, greedy)) + 1 - match(rules, s, (greedy, player))) / 2
+             for s in range(first, first + pairs)]  # fmt: skip
+    rate = sum(means) / pairs
+    spread = math.sqrt(sum((m - rate) ** 2 for m in means) / max(pairs - 1, 1))
+    return rate, 1.96 * spread / math.sqrt(pairs)
+
+
+def main() -> int:
+    styles = sorted(pool_bot.STYLES)
+    parser = argparse.ArgumentParser(description="Each style of the opponent pool against the greedy bot "
+                                     "(duplicate deals, on the engine).")  # fmt: skip
+    parser.add_argument("--rules", nargs="+", default=sorted(PRESETS), choices=sorted(PRESETS),
+                        help="presets (default all)")
+    parser.add_argument("--styles", nargs="+", default=styles, choices=styles, help="styles (default all)")
+    parser.add_argument("--pairs", type=int, default=1000, help="deal pairs a style and preset (default 1000)")
+    parser.add_argument("--first", type=int, default=0, help="seed of the first deal pair (default 0)")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="output (default table)")
+    args = parser.parse_args()
+    if args.pairs < 2 or args.first < 0:
+        parser.error("--pairs must be 2 or more and --first 0 or more")
+    if args.format == "table":
+        print(f"{args.pairs} deal pairs from seed {args.first}, against greedy")
+        print("| rules | style | score rate (95%) | seconds |")
+        print("| --- | --- | --- | --- |")
+    for rules in args.rules:
+        for name in args.styles:
+            started = time.perf_counter()
+            rate, half = duel(rules, pool_bot.chooser(name), args.pairs, args.first)
+            seconds = time.perf_counter() - started
+            if args.format == "json":
+                row = {"rules": rules, "style": name, "pairs": args.pairs, "first": args.first, "rate": rate,
+                       "half_width": half, "seconds": round(seconds, 1)}  # fmt: skip
+                print(json.dumps(row), flush=True)
+            else:
+                print(f"| {rules} | {name} | {100 * rate:.1f}% ± {100 * half:.1f} | {seconds:.0f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
