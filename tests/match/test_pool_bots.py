@@ -131,3 +131,19 @@ def test_the_reacher_beats_the_greedy_bot_on_fixed_deals() -> None:
     # greedy with confidence on these deals under koikoi-japan, where the edge is largest.
     rate, half = pool.duel("koikoi-japan", pool_bot.chooser("reacher"), 150, 0)
     assert rate - half > 0.5
+
+
+def test_the_pool_benchmark_prints_a_row_a_style_and_refuses_bad_arguments() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pool.py"), "--rules", "cardavia", "--styles",
+                          "reacher", "holder", "--pairs", "3", "--format", "json"], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    rows = [json.loads(line) for line in run.stdout.splitlines()]
+    want = [("cardavia", "reacher", 3), ("cardavia", "holder", 3)]
+    assert [(r["rules"], r["style"], r["pairs"]) for r in rows] == want
+    for row in rows:
+        rate, _ = pool.duel("cardavia", pool_bot.chooser(row["style"]), 3, 0)
+        assert row["rate"] == rate and 0.0 <= rate <= 1.0
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pool.py"), "--pairs", "1"], capture_output=True,
+                         text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    assert bad.returncode == 2 and "--pairs must be 2 or more" in bad.stderr
