@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,15 @@ def kind(card: str) -> str:
     return "animal"
 
 
+def play_parts(action: dict[str, Any], view: View) -> tuple[frozenset[str], frozenset[str], str, list[str]]:
+    """Of one ``play`` action: the cards the mover and the opponent captured, the card played, and the field cards
+    it takes (none: a discard)."""
+    me = view["seat"] - 1
+    card: str = action["play"]
+    taken = [action["capture"]] if "capture" in action else [c for c in view["field"] if month(c) == month(card)]
+    return frozenset(view["captured"][me]), frozenset(view["captured"][1 - me]), card, taken
+
+
 @dataclass(frozen=True)
 class Style:
     """A capture-and-discard policy: the worth of cards, and of what a discard leaves the opponent.
@@ -92,7 +102,7 @@ class Style:
     spite: float = 0.0
     sweep: float = 0.0
 
-    def worth(self, card: str, held: set[str]) -> float:
+    def worth(self, card: str, held: AbstractSet[str]) -> float:
         """What taking ``card`` is worth to a player who captured ``held``."""
         k = kind(card)
         v = self.base[k] + (4.0 if card == SAKE else 0.0)
@@ -105,10 +115,7 @@ class Style:
 
     def play_value(self, action: dict[str, Any], view: View) -> float:
         """The worth of one ``play`` action: a capture's cards, or what a discard costs."""
-        me = view["seat"] - 1
-        mine, theirs = set(view["captured"][me]), set(view["captured"][1 - me])
-        card: str = action["play"]
-        taken = [action["capture"]] if "capture" in action else [c for c in view["field"] if month(c) == month(card)]
+        mine, theirs, card, taken = play_parts(action, view)
         if taken:
             cards = [card, *taken]
             return (2.0 + sum(self.worth(c, mine) + self.spite * self.worth(c, theirs) for c in cards)
@@ -164,10 +171,7 @@ class Reach(Style):
         return rise + self.spite * (self.potential(theirs, mine) - self.potential(theirs, mine | taken))
 
     def play_value(self, action: dict[str, Any], view: View) -> float:
-        me = view["seat"] - 1
-        mine, theirs = frozenset(view["captured"][me]), frozenset(view["captured"][1 - me])
-        card: str = action["play"]
-        taken = [action["capture"]] if "capture" in action else [c for c in view["field"] if month(c) == month(card)]
+        mine, theirs, card, taken = play_parts(action, view)
         if taken:
             return 1.0 + self.gain(mine, theirs, frozenset((card, *taken)))
         unseen = EVERY_CARD - set(view["hand"]) - set(view["field"]) - mine - theirs
