@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import sys
@@ -28,14 +29,15 @@ from typing import Any
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.engine import PRESETS, State, apply, legal_actions, new_match, observe  # noqa: E402
-from referee.protocol.messages import request_message  # noqa: E402
-from referee.protocol.text import encode  # noqa: E402
+from referee.engine import PRESETS, State, apply, legal_actions, new_match  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
-search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
-pool_bot: Any = importlib.import_module("pool_bot")
+pool_bot: Any = importlib.import_module("pool_bot")  # the bot files of this checkout, not package modules
 greedy_bot: Any = importlib.import_module("greedy_bot")
+_spec = importlib.util.spec_from_file_location("information", Path(__file__).resolve().parent / "information.py")
+assert _spec is not None and _spec.loader is not None
+information: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(information)  # its pool_action: a player's answer to the real request of its seat
 
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -46,11 +48,8 @@ def match(rules: str, seed: int, seats: tuple[Chooser, Chooser]) -> float:
     state: State = new_match(PRESETS[rules], seed)
     while not state.is_over:
         legal = legal_actions(state)
-        if len(legal) > 1:
-            ask = json.loads(encode(request_message(1, observe(state, state.to_move), 1000, 0)))
-            want = seats[state.to_move](ask)
-            legal = [a for a in legal if search_bot.wire(a) == want]
-        state = apply(state, legal[0], record=False)
+        action = legal[0] if len(legal) == 1 else information.pool_action(seats[state.to_move], state)
+        state = apply(state, action, record=False)
     return 0.5 if state.winner is None else float(state.winner == 0)
 
 
