@@ -23,12 +23,13 @@ import argparse
 import math
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.engine import PRESETS, Rules, State, apply, legal_actions, new_match, score  # noqa: E402
+from referee.engine import PRESETS, Action, Rules, State, apply, legal_actions, new_match, score  # noqa: E402
 from referee.engine.policies import (  # noqa: E402
     BRIGHTS,
     GREEDY,
@@ -42,21 +43,25 @@ from referee.engine.policies import (  # noqa: E402
     never,
 )
 
+Act = Callable[[State, list[Action]], Action]
+"""A player on the engine: its action at a state where it is to move, from the legal ones."""
 
-def match(rules: Rules, seed: int, seats: tuple[Policy, Policy]) -> float:
+
+def match(rules: Rules, seed: int, seats: tuple[Act, Act]) -> float:
     """One match on seed ``seed``: 1 when seat 0 wins, 1/2 a draw, 0 a loss."""
     state = new_match(rules, seed)
     while not state.is_over:
         legal = legal_actions(state)
-        action = legal[0] if len(legal) == 1 else seats[state.to_move].act(state, legal)
+        action = legal[0] if len(legal) == 1 else seats[state.to_move](state, legal)
         state = apply(state, action, record=False)
     return 0.5 if state.winner is None else float(state.winner == 0)
 
 
-def duel(rules: Rules, policy: Policy, pairs: int, first: int) -> tuple[float, float]:
-    """``policy``'s score rate against greedy over ``pairs`` deal pairs from seed ``first``, and the half width of
-    its 95% interval over the pairs."""
-    means = [(match(rules, s, (policy, GREEDY_POLICY)) + 1 - match(rules, s, (GREEDY_POLICY, policy))) / 2
+def duel(rules: Rules, player: Act, pairs: int, first: int, opponent: Act = GREEDY_POLICY.act) -> tuple[float, float]:
+    """``player``'s score rate against ``opponent`` (greedy's policy unless given) over ``pairs`` deal pairs from
+    seed ``first``, each seed played twice with the players swapping seats, and the half width of its 95% interval
+    over the pairs (a pair counts the mean of its two games)."""
+    means = [(match(rules, s, (player, opponent)) + 1 - match(rules, s, (opponent, player))) / 2
              for s in range(first, first + pairs)]  # fmt: skip
     rate = sum(means) / pairs
     spread = math.sqrt(sum((m - rate) ** 2 for m in means) / max(pairs - 1, 1))
@@ -118,7 +123,7 @@ def main() -> int:
     print("| policy | score rate (95%) |")
     print("| --- | --- |")
     for name, policy in rows(args.random, random.Random(args.seed)):
-        rate, half = duel(rules, policy, args.pairs, args.first)
+        rate, half = duel(rules, policy.act, args.pairs, args.first)
         print(f"| {name} | {100 * rate:.1f}% ± {100 * half:.1f} |", flush=True)
     return 0
 

@@ -19,7 +19,6 @@ import argparse
 import importlib
 import importlib.util
 import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -29,39 +28,38 @@ from typing import Any
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.engine import PRESETS, State, apply, legal_actions, new_match  # noqa: E402
+from referee.engine import PRESETS, Action, State  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 pool_bot: Any = importlib.import_module("pool_bot")  # the bot files of this checkout, not package modules
 greedy_bot: Any = importlib.import_module("greedy_bot")
-_spec = importlib.util.spec_from_file_location("information", Path(__file__).resolve().parent / "information.py")
-assert _spec is not None and _spec.loader is not None
-information: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(information)  # its pool_action: a player's answer to the real request of its seat
+
+
+def _load(name: str) -> Any:
+    """A sibling benchmark script as a module (by its path: this folder is off the import path)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+information: Any = _load("information")  # its pool_action: a player's answer to the real request of its seat
+policies: Any = _load("policies")  # its duel: duplicate deal pairs on the engine
 
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def match(rules: str, seed: int, seats: tuple[Chooser, Chooser]) -> float:
-    """One match on seed ``seed``, each seat asked through its real request: 1 when seat 1 wins, 1/2 a draw, 0 a
-    loss."""
-    state: State = new_match(PRESETS[rules], seed)
-    while not state.is_over:
-        legal = legal_actions(state)
-        action = legal[0] if len(legal) == 1 else information.pool_action(seats[state.to_move], state)
-        state = apply(state, action, record=False)
-    return 0.5 if state.winner is None else float(state.winner == 0)
+def asked(chooser: Chooser) -> Callable[[State, list[Action]], Action]:
+    """A bot's choice function as a player on the engine: asked through the real request of its seat."""
+    return lambda state, legal: information.pool_action(chooser, state)
 
 
 def duel(rules: str, player: Chooser, pairs: int, first: int) -> tuple[float, float]:
     """``player``'s score rate against greedy over ``pairs`` deal pairs from seed ``first``, and the half width of
     its 95% interval over the pairs."""
-    greedy: Chooser = greedy_bot.choose
-    means = [(match(rules, s, (player, greedy)) + 1 - match(rules, s, (greedy, player))) / 2
-             for s in range(first, first + pairs)]  # fmt: skip
-    rate = sum(means) / pairs
-    spread = math.sqrt(sum((m - rate) ** 2 for m in means) / max(pairs - 1, 1))
-    return rate, 1.96 * spread / math.sqrt(pairs)
+    rate, half = policies.duel(PRESETS[rules], asked(player), pairs, first, asked(greedy_bot.choose))
+    return float(rate), float(half)
 
 
 def main() -> int:

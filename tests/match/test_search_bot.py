@@ -498,7 +498,7 @@ def test_the_policies_benchmark_plays_each_policy_against_greedy() -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     same = bench.Policy(bench.GREEDY, bench.koikoi_rule())
-    assert bench.duel(PRESETS["nintendo"], same, 6, 0) == (0.5, 0.0)
+    assert bench.duel(PRESETS["nintendo"], same.act, 6, 0) == (0.5, 0.0)
 
 
 def test_the_bot_file_loads_by_path_as_a_module_nobody_registered() -> None:
