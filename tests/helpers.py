@@ -54,6 +54,11 @@ EXE = Path(sys.executable).parent / "koikoi-referee"
 
 FIRST = str(BOTS / "first_bot.py")
 """A bot that always plays the first legal action."""
+ASKED_DEAL = ("--seed", "10")
+"""A deal on which two bots that play their first legal action are each asked 8 times or more in the first round
+(seat 1 nine times, seat 2 eight), for a test whose bot acts on its requests: on a drawn deal a round can end
+before a seat is asked at all (seed 1157904559969443: seat 2 won the round on its first turn, seat 1 was never
+asked)."""
 BROKEN = str(BOTS / "broken_bot.py")
 """A bot that breaks in the way its first argument names."""
 GREEDY = str(ROOT / "bots" / "greedy_bot.py")

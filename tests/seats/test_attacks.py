@@ -23,10 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIRST, GREEDY, HOSTILE, BatteryTally, Run, run_tagged, sandbox_problem
+from tests.helpers import ASKED_DEAL, FIRST, GREEDY, HOSTILE, BatteryTally, Run, run_tagged, sandbox_problem
 
 ATTACK = HOSTILE / "attack_bot.py"
 THINKER = f"{HOSTILE / 'hostile_bot.py'} sleepy /dev/null 200"  # 200 ms per answer
+FRAMING_DEAL = ("--rounds", "1", *ASKED_DEAL)
+"""The framing attack's match: on a drawn deal the attacker's seat can win the round before its opponent is ever
+asked, and the attack never has its chance."""
 LIMIT_MB = 256
 TMP_CAP = (256 + 8) << 20  # the default size of a sandboxed bot's /tmp, and a write or two beyond
 
@@ -173,7 +176,7 @@ ATTACKS = [
     Attack("bot_peek", neighbours, Run.won, lambda r: len(r.verdicts) == 1 and ends_normally(r)),
     Attack("seed_read", seed_attack, seed_found, lambda r: len(r.verdicts) == 2),
     # A frozen attacker cannot even try while its opponent's request is pending: no verdict is right too.
-    Attack("framing", sandboxed("framing", opponent=THINKER, extra=("--rounds", "1")), lambda r: r.forfeit_of(1),
+    Attack("framing", sandboxed("framing", opponent=THINKER, extra=FRAMING_DEAL), lambda r: r.forfeit_of(1),
            lambda r: ends_normally(r)),
     Attack("setsid_churn", sandboxed("setsid_churn"), lambda r: bool(r.left),
            lambda r: ends_normally(r) and r.won("churning")),
@@ -220,7 +223,7 @@ CONTROLS = {
     "replay_search": lambda tmp: play(tmp, "replay_search", sandbox="none"),
     # Bots are frozen between their turns, sandboxed or not: only one that may think on its opponent's time
     # (--ponder) can try to stop an unsandboxed referee.
-    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=("--rounds", "1", "--ponder")),
+    "framing": lambda tmp: play(tmp, "framing", sandbox="none", opponent=THINKER, extra=(*FRAMING_DEAL, "--ponder")),
     "results_rewrite": lambda tmp: tournament(tmp, "results_rewrite", sandbox="none"),
 }
 JUDGE = {a.mode: a.way_out for a in ATTACKS}

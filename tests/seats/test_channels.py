@@ -24,7 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXE, FIRST, HOSTILE, BatteryTally, Run, run_tagged, sandbox_problem, verdicts_in
+from tests.helpers import (
+    ASKED_DEAL,
+    EXE,
+    FIRST,
+    HOSTILE,
+    BatteryTally,
+    Run,
+    run_tagged,
+    sandbox_problem,
+    verdicts_in,
+)
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
@@ -78,9 +88,11 @@ def tag() -> str:
 
 def play(tmp: Path, bots: tuple[str, str], mark: str, switch: Switch, *options: str,
          replay: str = "r.jsonl", allowed: tuple[int, ...] = (0,)) -> Run:  # fmt: skip
-    """One ``koikoi-referee play`` in ``tmp`` (replay and logs there), the result kept when there is one."""
+    """One ``koikoi-referee play`` in ``tmp`` (replay and logs there), the result kept when there is one. The
+    deal is :data:`~tests.helpers.ASKED_DEAL` unless ``options`` choose one: the bots act on their requests."""
+    deal = () if {"--seed", "--deals"} & set(options) else ASKED_DEAL
     argv = ["play", *bots, "--replay", replay, "--log-dir", "logs", "--sandbox", switch.sandbox, *TIME,
-            *supported(switch.options), *options, "--json"]  # fmt: skip
+            *supported(switch.options), *deal, *options, "--json"]  # fmt: skip
     run = run_tagged(argv, tmp, mark, env=environ(switch))
     assert run.code in allowed, run.err
     if run.code == 0:
