@@ -13,7 +13,7 @@ ENGINE_TESTS := $(wildcard tests/engine/test_engine_*.py tests/engine/test_yaku_
 # `make play` needs the core only, with the pure-Python engine (no compiler run, no build environment: seconds).
 # `make test` adds the test, RL and Ray extras, and compiles the engine with mypyc when a C compiler works
 # (setup.py); both again when an engine source changes.
-$(CORE): pyproject.toml setup.py $(wildcard referee/engine/*.py)
+$(CORE): pyproject.toml setup.py $(wildcard referee/engine/*.py) referee/engine/_rollout.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=68" wheel
 	KOIKOI_PURE_BUILD=1 $(BIN)/python -m pip install --quiet --no-build-isolation -e .

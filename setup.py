@@ -1,7 +1,8 @@
 """Build script: the rules engine compiled with mypyc from its own sources when a C compiler works, else pure Python.
 
 Everything else about the package is in ``pyproject.toml``; this file only decides on the engine's extension
-modules. ``pip install .``, ``pip install -e .`` and ``pip wheel .`` all come through here:
+modules (the compiled build also builds ``referee/engine/_rollout.c``, the round loop of the search's rollouts in C).
+``pip install .``, ``pip install -e .`` and ``pip wheel .`` all come through here:
 
 - ``KOIKOI_PURE_BUILD=1`` at install time forces the pure build;
 - without a working C compiler (or Python headers) the build is pure, with a note on stderr and no error;
@@ -43,9 +44,12 @@ def engine_sources(root: Path = ROOT) -> list[Path]:
     return sorted(p.relative_to(root) for p in (root / ENGINE).glob("*.py") if p.name not in NOT_COMPILED)
 
 
+ROLLOUT_C = ENGINE / "_rollout.c"  # the round loop of policies.play_round in C, built with the compiled engine
+
+
 def source_hashes(root: Path = ROOT) -> dict[str, str]:
-    """``{file name: sha256}`` of the engine modules to compile (what the stamp records)."""
-    return {p.name: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in engine_sources(root)}
+    """``{file name: sha256}`` of the engine modules to compile and of the C round loop (what the stamp records)."""
+    return {p.name: hashlib.sha256((root / p).read_bytes()).hexdigest() for p in [*engine_sources(root), ROLLOUT_C]}
 
 
 def class_docstrings(root: Path = ROOT) -> dict[str, str]:
@@ -102,7 +106,7 @@ def engine_extensions() -> list[Extension]:
     except (Exception, SystemExit) as exc:  # mypyc reports type errors with SystemExit
         _note(f"mypyc could not compile the engine ({exc!r}): pure-Python engine")
         return []
-    return exts
+    return [*exts, Extension("referee.engine._rollout", [str(ROLLOUT_C)], extra_compile_args=["-O2"])]
 
 
 def remove_inplace_outputs(root: Path = ROOT) -> None:

@@ -10,6 +10,7 @@ the figure less than wall time would (the caches are shared all the same: compar
 
     .venv/bin/python benchmarks/search.py --matches 4
     .venv/bin/python benchmarks/search.py --rules nintendo --samples 100
+    .venv/bin/python benchmarks/search.py --rules nintendo --loop     # rollouts by the engine's own loop
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from referee.engine import PRESETS, Phase, apply, legal_actions, new_match, visible_event  # noqa: E402
+from referee.engine.policies import play_round_loop, rollout_in_c  # noqa: E402
 from referee.protocol.messages import event_json  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
@@ -37,8 +39,12 @@ def main() -> int:
                         help="preset (default koikoi-japan)")
     parser.add_argument("--matches", type=int, default=4, help="greedy-vs-greedy matches, seeds 0.. (default 4)")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision (default 200)")
+    parser.add_argument("--loop", action="store_true",
+                        help="roll out with the engine's own loop (policies.play_round_loop), not the C round loop")
     args = parser.parse_args()
     search_bot.PRUNE_AT = frozenset()
+    if args.loop:
+        search_bot.play_round = play_round_loop
     rules = PRESETS[args.rules]
     cpu = 0.0
     decisions = rollouts = 0
@@ -61,8 +67,10 @@ def main() -> int:
     if not decisions:
         print("no decision was searched", file=sys.stderr)
         return 1
-    print(f"{args.rules}: {decisions} decisions of {args.samples} samples, {1000 * cpu / decisions:.1f} ms cpu a "
-          f"decision, {decisions * args.samples / cpu:,.0f} samples/s, {rollouts / cpu:,.0f} rollouts/s (cpu)")
+    c_loop = "C round loop" if rollout_in_c(search_bot.GREEDY_POLICY) and not args.loop else "Python round loop"
+    print(f"{args.rules} ({c_loop}): {decisions} decisions of {args.samples} samples, "
+          f"{1000 * cpu / decisions:.1f} ms cpu a decision, {decisions * args.samples / cpu:,.0f} samples/s, "
+          f"{rollouts / cpu:,.0f} rollouts/s (cpu)")
     return 0
 
 

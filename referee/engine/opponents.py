@@ -40,6 +40,8 @@ class OpponentModel:
         self.current = [0.0] * len(VALUATIONS)  # evidence of the round being played
         self.current_koikoi = [0.0] * len(KOIKOI_RULES)
         self.choices = 0  # opponent decisions with a choice seen in finished rounds
+        # the koi-koi weights, with the evidence they came from (a search draws a rule for every sample)
+        self._koikoi_cache: tuple[list[float], list[float], list[float]] | None = None
 
     def new_match(self) -> None:
         """Keep a share ``CARRY`` of the evidence when a new match starts against the same process."""
@@ -85,8 +87,16 @@ class OpponentModel:
     def draw_koikoi(self, rng: random.Random) -> KoikoiRule:
         """A koi-koi rule of the family drawn by its weights alone (the hybrid model: the opponent's koi-koi calls are
         public, so their evidence needs one sample, see :meth:`gather`)."""
-        _, wk = self.weights()
-        return KOIKOI_RULES[rng.choices(range(len(KOIKOI_RULES)), wk)[0]][1]
+        return KOIKOI_RULES[rng.choices(range(len(KOIKOI_RULES)), self.koikoi_weights())[0]][1]
+
+    def koikoi_weights(self) -> list[float]:
+        """The weights of the koi-koi rules (as :meth:`weights` gives them), computed again only when their
+        evidence has changed."""
+        a, b = self.settled_koikoi, self.current_koikoi
+        cache = self._koikoi_cache
+        if cache is None or cache[0] != a or cache[1] != b:
+            cache = self._koikoi_cache = (list(a), list(b), _posterior([x + y for x, y in zip(a, b, strict=True)]))
+        return cache[2]
 
     def describe(self) -> str:
         """The weights, for ``--stats``."""

@@ -19,16 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from importlib.machinery import EXTENSION_SUFFIXES
+from typing import Any, Final
 
+from referee.engine import cards as C
+from referee.engine.actions import NIBBLE_LOW
 from referee.engine.cards import KINDS, card, cards_of
-from referee.engine.rules import CaptureThree
-from referee.engine.state import KOIKOI, STOP, Action, Phase, State, apply, legal_actions
+from referee.engine.rules import CaptureThree, KoikoiScoring, LastTurn, Reopen, Rules, SetGrowth, TieBreak
+from referee.engine.state import KOIKOI, STOP, Action, Phase, State, _end_round, apply, legal_actions
 from referee.engine.yaku import score
 
 # Final: a compiled build reads these module constants as C constants on the hot path, not from the module's dict.
 _PH_DRAW_CHOICE: Final = Phase.DRAW_CHOICE
 _PH_KOIKOI: Final = Phase.KOIKOI
+_PH_PLAY: Final = Phase.PLAY
+_PH_MATCH_OVER: Final = Phase.MATCH_OVER
 _KIND_OF: Final = tuple(int(k) for k in KINDS)  # bright 0, animal 1, ribbon 2, chaff 3
 _KIND_MASKS: Final = tuple(sum(1 << c for c in range(48) if _KIND_OF[c] == k) for k in range(4))
 _MONTH: Final = tuple(15 << (4 * (c // 4)) for c in range(48))
@@ -193,13 +198,20 @@ def stop_wins(state: State, p: int) -> bool:
     return after.is_over and after.winner == p
 
 
+class Cashing:
+    """A koi-koi rule that stops whenever stopping wins the match (:func:`stop_wins`), and otherwise follows
+    ``rule``."""
+
+    def __init__(self, rule: KoikoiRule) -> None:
+        self.rule = rule
+
+    def __call__(self, state: State, p: int) -> bool:
+        return self.rule(state, p) and not stop_wins(state, p)
+
+
 def cashing(rule: KoikoiRule) -> KoikoiRule:
     """``rule``, except that it stops whenever stopping wins the match (:func:`stop_wins`)."""
-
-    def call(state: State, p: int) -> bool:
-        return rule(state, p) and not stop_wins(state, p)
-
-    return call
+    return Cashing(rule)
 
 
 KOIKOI_RULES: tuple[tuple[str, KoikoiRule], ...] = (("cautious", cautious), ("never", never), ("bold", bold))
@@ -242,7 +254,33 @@ def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
     """``state`` played to the end of its round, seat ``me`` by ``mine`` and the other seat by ``theirs`` (a
     single legal action is taken without asking); no event is built and the next round is not dealt. Returns the
     match after the round (``apply(..., deal=False)``: its scores, history, dealer, round number and winner; not a
-    position to play on), or the end of the match. The rollout of a search, in one compiled loop."""
+    position to play on), or the end of the match. The rollout of a search.
+
+    In the compiled engine the round is played in C (``referee/engine/_rollout.c``) wherever its rules and policies
+    are ones that loop knows (every preset, every policy of the family, :func:`cashing` of their koi-koi rules);
+    otherwise, and in the pure engine, by :func:`play_round_loop`. Both give the same state, field for field."""
+    if _ROLLOUT is not None and state.phase is not _PH_MATCH_OVER:
+        packed = _pack_rules(state.rules)
+        me_policy = _pack_policy(mine)
+        other = _pack_policy(theirs)
+        if packed is not None and me_policy is not None and other is not None:
+            p = state.phase
+            position = (
+                state.round, state.dealer, state.first_dealer, state.scores[0], state.scores[1],
+                0 if p is _PH_PLAY else 1 if p is _PH_DRAW_CHOICE else 2, state.to_move, state.turn, state.pending,
+                state.hands[0], state.hands[1], state.field, state.captured[0], state.captured[1], state.koikoi[0],
+                state.koikoi[1], state.last_points[0], state.last_points[1], state.last_names[0],
+                state.last_names[1], state.stock_pos,
+            )  # fmt: skip
+            out = _ROLLOUT.play(packed, (me_policy, other), me, position, state.stock)
+            if out is not None:
+                return _after_round(state, out)
+    return play_round_loop(state, me, mine, theirs)
+
+
+def play_round_loop(state: State, me: int, mine: Policy, theirs: Policy) -> State:
+    """:func:`play_round`, always by the engine's own ``legal_actions`` and ``apply`` (the loop the C round loop
+    restates, and the one the pure engine runs)."""
     start = state.round
     while not state.is_over and state.round == start:
         legal = legal_actions(state)
@@ -254,3 +292,96 @@ def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
             action = theirs.act(state, legal)
         state = apply(state, action, record=False, deal=False)
     return state
+
+
+_PHASES: Final = (Phase.PLAY, Phase.DRAW_CHOICE, Phase.KOIKOI)
+_REASONS: Final = ("stop", "auto_stop", "exhausted")
+
+
+def _after_round(state: State, out: tuple[int, ...]) -> State:
+    """The state the C round loop's result ``out`` describes: the position it left, then the round's end."""
+    s = state._copy()
+    s.events = ()
+    s.phase = _PHASES[out[3]]
+    s.to_move, s.turn, s.pending = out[4], out[5], out[6]
+    s.hands, s.field, s.captured = (out[7], out[8]), out[9], (out[10], out[11])
+    s.koikoi, s.last_points, s.last_names = (out[12], out[13]), (out[14], out[15]), (out[16], out[17])
+    s.stock_pos = out[18]
+    winner = out[0]
+    _end_round(s, winner if winner >= 0 else None, out[1], _REASONS[out[2]], (), None, False)
+    return s
+
+
+def _load_rollout() -> Any:
+    """The C round loop, set up with the engine's card tables: only in the compiled engine (this module compiled),
+    and only when it was built; else None."""
+    if not __file__.endswith(tuple(EXTENSION_SUFFIXES)):
+        return None
+    try:
+        from referee.engine import _rollout
+    except ImportError:
+        return None
+    consts = {
+        "brights": C.BRIGHTS, "rain": 1 << C.RAINMAN, "ribbons": C.RIBBONS, "poetry": C.POETRY, "blue": C.BLUE,
+        "animals": C.ANIMALS, "bdb": C.BOAR_DEER_BUTTERFLY, "chaff": C.CHAFF, "sake": 1 << C.SAKE,
+        "curtain": 1 << C.CURTAIN, "moon": 1 << C.MOON, "nibble_low": NIBBLE_LOW, "held": _HELD,
+    }  # fmt: skip
+    _rollout.setup(consts, _KIND_OF, C.CARD_MONTH_MASK, _CARD_GROUPS)
+    return _rollout
+
+
+_ROLLOUT: Final[Any] = _load_rollout()
+
+_GROWTH_CODE: Final = {SetGrowth.NONE: 0, SetGrowth.GROW: 1, SetGrowth.GROW_AND_COUNT: 2}
+_SCORING_CODE: Final = {KoikoiScoring.NONE: 0, KoikoiScoring.DOUBLE: 1, KoikoiScoring.ADD_THEN_MULTIPLY: 2}
+_PACKED_RULES: dict[int, tuple[Rules, tuple[int, ...] | None]] = {}
+
+
+def _pack_rules(rules: Rules) -> tuple[int, ...] | None:
+    """The fields of ``rules`` that a round reads, in the C round loop's order (cached by object); None where that
+    loop does not play them (``bright_yaku_combine``)."""
+    hit = _PACKED_RULES.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    r = rules
+    packed: tuple[int, ...] | None = None
+    if not r.bright_yaku_combine:
+        packed = (
+            r.rounds, int(r.capture_three is CaptureThree.CHOOSE), int(r.must_match_from_hand), r.five_brights,
+            r.four_brights_dry, r.four_brights_wet, r.three_brights, r.poetry_ribbons, r.blue_ribbons,
+            r.poetry_and_blue_ribbons, r.poetry_blue_bonus, _GROWTH_CODE[r.set_growth], r.boar_deer_butterfly,
+            r.ribbons_min, r.ribbons_points, r.ribbons_extra, r.animals_min, r.animals_points, r.animals_extra,
+            r.chaff_min, r.chaff_points, r.chaff_extra, int(r.sake_as_chaff), r.cherry_viewing,
+            r.cherry_viewing_after_koikoi, r.moon_viewing, r.moon_viewing_after_koikoi,
+            _SCORING_CODE[r.koikoi_scoring], r.double_from, int(r.double_after_opponent_koikoi),
+            int(r.reopen is Reopen.POINTS_RISE), int(r.last_turn is LastTurn.AUTO_STOP), r.koikoi_calls_per_round,
+            r.exhausted_dealer_points, int(r.transfer_points), int(r.end_when_broke),
+            int(r.tie_break is TieBreak.FIRST_DEALER),
+        )  # fmt: skip
+    if len(_PACKED_RULES) > 64:
+        _PACKED_RULES.clear()
+    _PACKED_RULES[id(rules)] = (rules, packed)
+    return packed
+
+
+_RULE_CODE: Final[dict[object, int]] = {cautious: 0, never: 1, bold: 2}
+_PolicyPack = tuple[tuple[float, float, float, float], float, float, float, float, int, int]
+
+
+def _pack_policy(policy: Policy) -> _PolicyPack | None:
+    """A policy as the C round loop takes it: the valuation's weights, the koi-koi rule's code and whether it
+    cashes a winning stop; None for a koi-koi rule outside the family."""
+    rule: object = policy.koikoi
+    cash = 0
+    if isinstance(rule, Cashing):
+        rule, cash = rule.rule, 1
+    code = _RULE_CODE.get(rule)
+    if code is None:
+        return None
+    v = policy.valuation or GREEDY
+    return (v.base, v.groups, v.count, v.spite, v.sweep, code, cash)
+
+
+def rollout_in_c(policy: Policy) -> bool:
+    """Whether :func:`play_round` plays ``policy`` in the C round loop (the compiled engine, a rule it knows)."""
+    return _ROLLOUT is not None and _pack_policy(policy) is not None
