@@ -97,7 +97,7 @@ from referee.engine.policies import (
 )
 from referee.engine.policies import greedy_action as greedy_action  # the heuristic its rollouts play, by name
 from referee.engine.rules import TieBreak
-from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes
+from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes, sample_values
 from referee.protocol import seat_event_from_json
 
 MOVE_SHARE = 0.5
@@ -149,13 +149,9 @@ def match_odds(rules: Rules, tie: float) -> MatchOdds:
 
 def outcome(state: State, me: int, odds: MatchOdds) -> float:
     """The value for seat ``me`` of a state between rounds: the match result, or its chance to win (``odds``),
-    plus a tiny share of the lead so that more points are better when the chance does not move."""
-    a, b = state.scores[me], state.scores[1 - me]
-    if state.is_over:
-        w = state.winner
-        return 0.5 if w is None else (1.0 if w == me else 0.0)
-    left = state.rules.rounds - state.round + 1
-    return odds.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
+    plus a tiny share of the lead so that more points are better when the chance does not move
+    (:meth:`~referee.engine.simulate.MatchOdds.outcome`)."""
+    return odds.outcome(state, me)
 
 
 def rollout(state: State, me: int, odds: MatchOdds, opponent: Policy = GREEDY_POLICY,
@@ -394,8 +390,7 @@ class Searcher:
         cpu_started = last_cpu = time.process_time()
         last = time.perf_counter()
         while True:
-            for i in alive:
-                values[i].append(rollout(apply(state, actions[i], record=False), me, odds, opponent, self.mine))
+            sample_values(state, actions, alive, me, self.mine, opponent, odds, values)  # rollout() of each action
             samples += 1
             rollouts += len(alive)
             if samples in PRUNE_AT and len(alive) > 1:

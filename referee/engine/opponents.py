@@ -15,6 +15,8 @@ Standard library only, no I/O.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import random
 
@@ -41,7 +43,7 @@ class OpponentModel:
         self.current_koikoi = [0.0] * len(KOIKOI_RULES)
         self.choices = 0  # opponent decisions with a choice seen in finished rounds
         # the koi-koi weights, with the evidence they came from (a search draws a rule for every sample)
-        self._koikoi_cache: tuple[list[float], list[float], list[float]] | None = None
+        self._koikoi_cache: tuple[list[float], list[float], list[float], list[float]] | None = None
 
     def new_match(self) -> None:
         """Keep a share ``CARRY`` of the evidence when a new match starts against the same process."""
@@ -87,7 +89,11 @@ class OpponentModel:
     def draw_koikoi(self, rng: random.Random) -> KoikoiRule:
         """A koi-koi rule of the family drawn by its weights alone (the hybrid model: the opponent's koi-koi calls are
         public, so their evidence needs one sample, see :meth:`gather`)."""
-        return KOIKOI_RULES[rng.choices(range(len(KOIKOI_RULES)), self.koikoi_weights())[0]][1]
+        self.koikoi_weights()
+        cache = self._koikoi_cache
+        assert cache is not None
+        cum = cache[3]  # as rng.choices(range(n), weights) draws: the same index for the same rng state
+        return KOIKOI_RULES[bisect.bisect_right(cum, rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)][1]
 
     def koikoi_weights(self) -> list[float]:
         """The weights of the koi-koi rules (as :meth:`weights` gives them), computed again only when their
@@ -95,7 +101,8 @@ class OpponentModel:
         a, b = self.settled_koikoi, self.current_koikoi
         cache = self._koikoi_cache
         if cache is None or cache[0] != a or cache[1] != b:
-            cache = self._koikoi_cache = (list(a), list(b), _posterior([x + y for x, y in zip(a, b, strict=True)]))
+            weights = _posterior([x + y for x, y in zip(a, b, strict=True)])
+            cache = self._koikoi_cache = (list(a), list(b), weights, list(itertools.accumulate(weights)))
         return cache[2]
 
     def describe(self) -> str:

@@ -23,7 +23,7 @@ from typing import Final
 
 from referee.engine.policies import Policy, play_round
 from referee.engine.rules import Rules
-from referee.engine.state import Phase, State, apply, legal_actions, new_match
+from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match
 
 _OVER: Final = Phase.MATCH_OVER
 
@@ -103,6 +103,17 @@ class MatchOdds:
             return 0.0 if self.broke else after[int(dealing)][0]
         return after[int(dealing)][lead + self.bound]
 
+    def outcome(self, state: State, me: int) -> float:
+        """The value for seat ``me`` of a state between rounds (as :func:`play_round` leaves it): the match result,
+        or its chance to win, plus a tiny share (0.0005 a point) of the lead so that more points are better when
+        the chance does not move."""
+        a, b = state.scores[me], state.scores[1 - me]
+        if state.is_over:
+            w = state.winner
+            return 0.5 if w is None else (1.0 if w == me else 0.0)
+        left = state.rules.rounds - state.round + 1
+        return self.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
+
     def value(self, lead: int, left: int, dealing: bool) -> float:
         """The value with ``lead`` (my score minus the other's), ``left`` rounds still to play, and whether I deal
         the next one. Beyond 64 rounds left, the value at 64."""
@@ -110,3 +121,12 @@ class MatchOdds:
             return 1.0 if lead > 0 else 0.0
         row = self.table[max(0, min(left, len(self.table) - 1))][int(dealing)]
         return row[max(0, min(lead + self.bound, len(row) - 1))]
+
+
+def sample_values(state: State, actions: list[Action], alive: list[int], me: int, mine: Policy, theirs: Policy,
+                  odds: MatchOdds, values: list[list[float]]) -> None:  # fmt: skip
+    """One sample of a determinized search: each action ``actions[i]`` for ``i`` in ``alive`` played at ``state``,
+    its round played out by :func:`play_round` (seat ``me`` by ``mine``, the other by ``theirs``) and valued by
+    :meth:`MatchOdds.outcome`; the value appended to ``values[i]``."""
+    for i in alive:
+        values[i].append(odds.outcome(play_round(apply(state, actions[i], record=False), me, mine, theirs), me))
