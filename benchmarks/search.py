@@ -26,7 +26,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from referee.engine import PRESETS, Phase, apply, legal_actions, new_match, visible_event  # noqa: E402
-from referee.engine.policies import play_round_loop, rollout_in_c  # noqa: E402
+from referee.engine.policies import rollout_in_c, use_c_round_loop  # noqa: E402
 from referee.protocol.messages import event_json  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
@@ -44,7 +44,7 @@ def main() -> int:
     args = parser.parse_args()
     search_bot.PRUNE_AT = frozenset()
     if args.loop:
-        search_bot.play_round = play_round_loop
+        use_c_round_loop(False)
     rules = PRESETS[args.rules]
     cpu = 0.0
     decisions = rollouts = 0
@@ -67,7 +67,7 @@ def main() -> int:
     if not decisions:
         print("no decision was searched", file=sys.stderr)
         return 1
-    c_loop = "C round loop" if rollout_in_c(search_bot.GREEDY_POLICY) and not args.loop else "Python round loop"
+    c_loop = "C round loop" if rollout_in_c(search_bot.GREEDY_POLICY) else "Python round loop"
     print(f"{args.rules} ({c_loop}): {decisions} decisions of {args.samples} samples, "
           f"{1000 * cpu / decisions:.1f} ms cpu a decision, {decisions * args.samples / cpu:,.0f} samples/s, "
           f"{rollouts / cpu:,.0f} rollouts/s (cpu)")

@@ -29,6 +29,7 @@ static mask_t m_brights, m_rain, m_ribbons, m_poetry, m_blue, m_animals, m_bdb, 
 static mask_t nibble_low;
 static double held_cost;
 static int ready = 0;
+static unsigned long long rounds_played = 0; /* rounds play() has played out: the tests' witness that it ran */
 
 /* The rules, in the order of policies._rules_pack. */
 enum {
@@ -444,6 +445,7 @@ static PyObject *play(PyObject *self, PyObject *args) {
     const policy_t *pol[2] = {&mine, &theirs};
     end_t end;
     if (play_out(&s, me, pol, &end) != 0) Py_RETURN_NONE;
+    rounds_played++;
     return Py_BuildValue("(iliiiii" "KKKKKlllllli)", end.winner, end.points, end.reason, s.phase, s.to_move, s.turn,
                          s.pending, s.hands[0], s.hands[1], s.field, s.captured[0], s.captured[1], s.koikoi[0],
                          s.koikoi[1], s.last_points[0], s.last_points[1], s.last_names[0], s.last_names[1],
@@ -510,9 +512,12 @@ static PyObject *setup(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *played(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLongLong(rounds_played); }
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(constants, kinds, month_masks, card_groups): the engine's card tables."},
     {"play", play, METH_VARARGS, PLAY_DOC},
+    {"played", played, METH_NOARGS, "played() -> int: the rounds play() has played out in this process."},
     {NULL, NULL, 0, NULL},
 };
 

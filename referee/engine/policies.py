@@ -259,7 +259,7 @@ def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
     In the compiled engine the round is played in C (``referee/engine/_rollout.c``) wherever its rules and policies
     are ones that loop knows (every preset, every policy of the family, :func:`cashing` of their koi-koi rules);
     otherwise, and in the pure engine, by :func:`play_round_loop`. Both give the same state, field for field."""
-    if _ROLLOUT is not None and state.phase is not _PH_MATCH_OVER:
+    if _ROLLOUT is not None and _c_loop_on and state.phase is not _PH_MATCH_OVER:
         packed = _pack_rules(state.rules)
         me_policy = _pack_policy(mine)
         other = _pack_policy(theirs)
@@ -331,6 +331,14 @@ def _load_rollout() -> Any:
 
 
 _ROLLOUT: Final[Any] = _load_rollout()
+_c_loop_on = True
+
+
+def use_c_round_loop(on: bool) -> None:
+    """Whether :func:`play_round` may play its rounds in the C round loop (on by default, where it is built); off,
+    every round is played by :func:`play_round_loop` (to compare the two, as ``benchmarks/search.py --loop``)."""
+    global _c_loop_on
+    _c_loop_on = on
 
 _GROWTH_CODE: Final = {SetGrowth.NONE: 0, SetGrowth.GROW: 1, SetGrowth.GROW_AND_COUNT: 2}
 _SCORING_CODE: Final = {KoikoiScoring.NONE: 0, KoikoiScoring.DOUBLE: 1, KoikoiScoring.ADD_THEN_MULTIPLY: 2}
@@ -384,4 +392,4 @@ def _pack_policy(policy: Policy) -> _PolicyPack | None:
 
 def rollout_in_c(policy: Policy) -> bool:
     """Whether :func:`play_round` plays ``policy`` in the C round loop (the compiled engine, a rule it knows)."""
-    return _ROLLOUT is not None and _pack_policy(policy) is not None
+    return _ROLLOUT is not None and _c_loop_on and _pack_policy(policy) is not None

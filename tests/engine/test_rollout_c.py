@@ -76,6 +76,24 @@ def test_the_compiled_engine_rolls_out_in_c_and_the_pure_one_does_not() -> None:
 
 
 @needs_c
+def test_the_c_round_loop_plays_the_rounds_and_can_be_turned_off() -> None:
+    states = positions(PRESETS["nintendo"], 50, 7)
+    greedy = P.GREEDY_POLICY
+    before = P._ROLLOUT.played()
+    on = [P.play_round(s, 0, greedy, greedy) for s in states]
+    assert P._ROLLOUT.played() == before + len(states)
+    try:
+        P.use_c_round_loop(False)
+        assert not P.rollout_in_c(greedy)
+        off = [P.play_round(s, 0, greedy, greedy) for s in states]
+    finally:
+        P.use_c_round_loop(True)
+    assert P._ROLLOUT.played() == before + len(states)  # none played in C while it was off
+    assert P.rollout_in_c(greedy)
+    assert [[getattr(x, f) for f in FIELDS] for x in on] == [[getattr(x, f) for f in FIELDS] for x in off]
+
+
+@needs_c
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_every_round_of_every_preset_ends_as_the_engine_loop_ends_it(preset: str) -> None:
     states = positions(PRESETS[preset], 1500, 1)
