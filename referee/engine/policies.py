@@ -340,6 +340,7 @@ def use_c_round_loop(on: bool) -> None:
     global _c_loop_on
     _c_loop_on = on
 
+
 _GROWTH_CODE: Final = {SetGrowth.NONE: 0, SetGrowth.GROW: 1, SetGrowth.GROW_AND_COUNT: 2}
 _SCORING_CODE: Final = {KoikoiScoring.NONE: 0, KoikoiScoring.DOUBLE: 1, KoikoiScoring.ADD_THEN_MULTIPLY: 2}
 _PACKED_RULES: dict[int, tuple[Rules, tuple[int, ...] | None]] = {}
