@@ -14,7 +14,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <stdint.h>
 
 typedef unsigned long long mask_t;
 
@@ -36,7 +35,7 @@ enum {
     R_ROUNDS, R_CHOOSE3, R_MUST_MATCH, R_FIVE, R_FOUR_DRY, R_FOUR_WET, R_THREE, R_POETRY, R_BLUE, R_BOTH, R_BONUS,
     R_GROWTH, R_BDB, R_RIB_MIN, R_RIB_PTS, R_RIB_EXTRA, R_ANI_MIN, R_ANI_PTS, R_ANI_EXTRA, R_CHAFF_MIN, R_CHAFF_PTS,
     R_CHAFF_EXTRA, R_SAKE_CHAFF, R_CHERRY, R_CHERRY_AFTER, R_MOON, R_MOON_AFTER, R_SCORING, R_DOUBLE_FROM,
-    R_DOUBLE_OPP, R_RISE, R_AUTO_STOP, R_CALLS_LIMIT, R_EXHAUSTED, R_TRANSFER, R_BROKE, R_TIE_FIRST, R_COUNT
+    R_DOUBLE_OPP, R_RISE, R_AUTO_STOP, R_CALLS_LIMIT, R_EXHAUSTED, R_TRANSFER, R_TIE_FIRST, R_COUNT
 };
 /* set growth: 0 none, 1 grow, 2 grow and count; scoring: 0 none, 1 double, 2 add then multiply */
 

@@ -348,7 +348,8 @@ _PACKED_RULES: dict[int, tuple[Rules, tuple[int, ...] | None]] = {}
 
 def _pack_rules(rules: Rules) -> tuple[int, ...] | None:
     """The fields of ``rules`` that a round reads, in the C round loop's order (cached by object); None where that
-    loop does not play them (``bright_yaku_combine``)."""
+    loop does not play them (``bright_yaku_combine``). ``end_when_broke`` is not among them: a round's end is the
+    engine's ``_end_round``, and a stop in the last round ends the match whatever it says."""
     hit = _PACKED_RULES.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
@@ -364,8 +365,7 @@ def _pack_rules(rules: Rules) -> tuple[int, ...] | None:
             r.cherry_viewing_after_koikoi, r.moon_viewing, r.moon_viewing_after_koikoi,
             _SCORING_CODE[r.koikoi_scoring], r.double_from, int(r.double_after_opponent_koikoi),
             int(r.reopen is Reopen.POINTS_RISE), int(r.last_turn is LastTurn.AUTO_STOP), r.koikoi_calls_per_round,
-            r.exhausted_dealer_points, int(r.transfer_points), int(r.end_when_broke),
-            int(r.tie_break is TieBreak.FIRST_DEALER),
+            r.exhausted_dealer_points, int(r.transfer_points), int(r.tie_break is TieBreak.FIRST_DEALER),
         )  # fmt: skip
     if len(_PACKED_RULES) > 64:
         _PACKED_RULES.clear()
