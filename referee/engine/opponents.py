@@ -89,21 +89,22 @@ class OpponentModel:
     def draw_koikoi(self, rng: random.Random) -> KoikoiRule:
         """A koi-koi rule of the family drawn by its weights alone (the hybrid model: the opponent's koi-koi calls are
         public, so their evidence needs one sample, see :meth:`gather`)."""
-        self.koikoi_weights()
-        cache = self._koikoi_cache
-        assert cache is not None
-        cum = cache[3]  # as rng.choices(range(n), weights) draws: the same index for the same rng state
+        cum = self._koikoi_table()[3]  # as rng.choices(range(n), weights) draws: the same index for the same rng state
         return KOIKOI_RULES[bisect.bisect_right(cum, rng.random() * (cum[-1] + 0.0), 0, len(cum) - 1)][1]
 
     def koikoi_weights(self) -> list[float]:
         """The weights of the koi-koi rules (as :meth:`weights` gives them), computed again only when their
         evidence has changed."""
+        return self._koikoi_table()[2]
+
+    def _koikoi_table(self) -> tuple[list[float], list[float], list[float], list[float]]:
+        """The koi-koi evidence the weights came from (settled, current), the weights and their running sums."""
         a, b = self.settled_koikoi, self.current_koikoi
         cache = self._koikoi_cache
         if cache is None or cache[0] != a or cache[1] != b:
             weights = _posterior([x + y for x, y in zip(a, b, strict=True)])
             cache = self._koikoi_cache = (list(a), list(b), weights, list(itertools.accumulate(weights)))
-        return cache[2]
+        return cache
 
     def describe(self) -> str:
         """The weights, for ``--stats``."""
