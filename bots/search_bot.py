@@ -324,7 +324,7 @@ class Searcher:
         policy: Policy = self.opponent.draw(rng)
         if policy.valuation is None:
             return determinize(record, rng), policy
-        return determinize(record, rng, captures=True, model=policy.model), policy
+        return determinize(record, rng, captures=True, model=policy.valuation), policy
 
     def greedy_sample(self, record: Record, rng: random.Random) -> State:
         """A determinization whose opponent hand explains its plays this round as the greedy heuristic's. The
@@ -341,7 +341,7 @@ class Searcher:
             fit = self.fit = Fit(here, self.excluded(record, rng))
         if fit.dropped >= 2 and not fit.kept:
             return determinize(record, rng, captures=True)
-        state = determinize(record, rng, captures=True, model=GREEDY_POLICY.model, exclude=fit.exclude)
+        state = determinize(record, rng, captures=True, model=GREEDY, exclude=fit.exclude)
         if record.agreed:
             fit.kept += 1
         else:

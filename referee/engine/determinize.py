@@ -42,6 +42,7 @@ from referee.engine.events import (
     SeatEvent,
     SeatRoundStart,
 )
+from referee.engine.policies import PlayCheck, Valuation
 from referee.engine.rules import CaptureThree, Rules
 from referee.engine.state import (
     KOIKOI,
@@ -53,6 +54,7 @@ from referee.engine.state import (
     State,
     apply,
     hand_yaku,
+    legal_actions,
     new_match,
     redeal,
 )
@@ -277,10 +279,21 @@ class _Trail:
     cards: the opponent's hand, the stock and the round's entry in the deal list. A plain class: a compiled build is
     slow to build dataclasses."""
 
-    __slots__ = ("decisions", "end", "n", "start")
+    __slots__ = ("checks", "decisions", "end", "n", "start")
 
     def __init__(self, start: State, n: int, decisions: list[tuple[State, Action, Mask, bool]], end: State) -> None:
         self.start, self.n, self.decisions, self.end = start, n, decisions, end
+        self.checks: dict[Valuation, list[tuple[PlayCheck, Mask]]] = {}
+
+    def plays(self, valuation: Valuation) -> list[tuple[PlayCheck, Mask]]:
+        """The opponent's plays from its hand, each as a :class:`PlayCheck` of ``valuation`` with the cards it had
+        played before it (built once a trail and valuation)."""
+        out = self.checks.get(valuation)
+        if out is None:
+            out = self.checks[valuation] = [
+                (PlayCheck(valuation, state, action), before) for state, action, before, play in self.decisions if play
+            ]
+        return out
 
 
 def _trail(record: Record, start: State, deal: Deal) -> _Trail:
@@ -319,21 +332,32 @@ def _agrees(
     trail: _Trail,
     opponent: int,
     deal: Deal,
-    model: Callable[[State], Action] | None,
+    model: Callable[[State], Action] | Valuation | None,
     observer: Callable[[State, Action], None] | None,
 ) -> bool:
     """Whether ``model`` makes each of the opponent's plays from its hand in the trail's round when dealt ``deal``
     (true without a model), showing ``observer`` each of the opponent's decisions up to the first it does not."""
     hand = deal.hands[opponent]
+    if isinstance(model, Valuation):
+        if observer is None:  # no state to show: the valuation's plays are checked on the hand alone
+            return all(check.explains(hand & ~before) for check, before in trail.plays(model))
+        choice: Callable[[State], Action] | None = _choice(model)
+    else:
+        choice = model
     for state, action, before, play in trail.decisions:
-        if observer is None and (model is None or not play):
+        if observer is None and (choice is None or not play):
             continue
         here = _resampled(state, opponent, hand & ~before, deal)
         if observer is not None:
             observer(here, action)
-        if model is not None and play and model(here) != action:
+        if choice is not None and play and choice(here) != action:
             return False
     return True
+
+
+def _choice(valuation: Valuation) -> Callable[[State], Action]:
+    """The play ``valuation`` chooses at a state (as a model of the opponent)."""
+    return lambda state: valuation.choose(state, legal_actions(state))
 
 
 def determinize(
@@ -341,7 +365,7 @@ def determinize(
     rng: random.Random,
     *,
     captures: bool = False,
-    model: Callable[[State], Action] | None = None,
+    model: Callable[[State], Action] | Valuation | None = None,
     tries: int = 64,
     observer: Callable[[State, Action], None] | None = None,
     exclude: Mask = 0,
@@ -356,7 +380,9 @@ def determinize(
     round is the model's choice at the rebuilt state; when no sample agrees, a sample without the model is returned
     (the model is dropped for this decision) and ``record.agreed`` is set false (true otherwise). Only the opponent's
     plays from its hand are checked: its other choices depend on nothing hidden. The samples that agree are
-    uniform among the deals that agree.
+    uniform among the deals that agree. A :class:`~referee.engine.policies.Valuation` as ``model`` stands for its
+    card play (the plays of any policy with that valuation): the same samples, each play checked on the hand alone
+    (:class:`~referee.engine.policies.PlayCheck`), without rebuilding the states.
 
     ``exclude``: cards a model of the opponent rules out of its hand this round (for example those
     :meth:`~referee.engine.policies.Valuation.excluded` finds from its plays); the current round's hand is drawn

@@ -23,7 +23,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any, Final
 
 from referee.engine import cards as C
-from referee.engine.actions import NIBBLE_LOW
+from referee.engine.actions import NIBBLE_LOW, months_of
 from referee.engine.cards import KINDS, card, cards_of
 from referee.engine.rules import CaptureThree, KoikoiScoring, LastTurn, Reopen, Rules, SetGrowth, TieBreak
 from referee.engine.state import KOIKOI, STOP, Action, Phase, State, _end_round, apply, legal_actions
@@ -147,6 +147,83 @@ class Valuation:
             if max(self.play_value(u, t, field, 0, mine, theirs) for t in targets) > bound:
                 out |= 1 << u
         return out
+
+
+class PlayCheck:
+    """One play from the hand, and whether a valuation makes it whatever the hand: :meth:`explains` answers, for
+    any hand, what :meth:`Valuation.choose` answers at ``state`` with that hand (the same legal actions in the same
+    order, the first of equal values, the same float sums), from values of every card computed once, without
+    building a state or its legal actions. Only the hand matters: a capture's value does not read it, a discard's
+    reads the cards of its month held."""
+
+    __slots__ = ("best", "capture", "card", "discard_illegal", "field", "own_ok", "value", "worth")
+
+    def __init__(self, valuation: Valuation, state: State, played: Action) -> None:
+        p = state.to_move
+        mine, theirs = state.captured[p], state.captured[1 - p]
+        field = state.field
+        rules = state.rules
+        choose3 = rules.capture_three is CaptureThree.CHOOSE
+        c = played.card
+        self.card, self.field = c, field
+        self.discard_illegal = rules.must_match_from_hand  # while the hand holds a card that can capture
+        self.capture = bool(field & _MONTH[c])
+        worth = [0.0] * 48
+        best = [0.0] * 48  # a capturing card: the best value of its actions
+        own: list[tuple[int, float]] = []
+        for u in range(48):
+            if field >> u & 1:
+                continue
+            mates = field & _MONTH[u]
+            if not mates:
+                worth[u] = valuation.worth(u, mine, theirs)
+                continue
+            n = mates.bit_count()
+            targets = cards_of(mates) if n == 2 or (n == 3 and choose3) else [-1]
+            values = [valuation.play_value(u, t, field, 0, mine, theirs) for t in targets]
+            best[u] = max(values)
+            if u == c:
+                own = list(zip(targets, values, strict=True))
+        self.worth, self.best = worth, best
+        self.value = 0.0
+        # the played card's other captures: earlier ones must be worth less, later ones no more; a play not in the
+        # engine's form (a target where the engine names none) is never the valuation's
+        self.own_ok = played.target in [t for t, _ in own] if self.capture else played.target == -1
+        for t, v in own:
+            if t == played.target:
+                self.value = v
+        for t, v in own:
+            if (t < played.target and v >= self.value) or (t > played.target and v > self.value):
+                self.own_ok = False
+
+    def explains(self, hand: int) -> bool:
+        """Whether the valuation, holding ``hand`` (the played card among it), makes the play."""
+        c = self.card
+        field = self.field
+        if not self.own_ok:
+            return False
+        if self.capture:
+            va = self.value
+            discards = not self.discard_illegal  # the played card can capture: a discard is illegal under the rule
+        else:
+            va = -self.worth[c] - _HELD * ((hand & _MONTH[c]).bit_count() - 1)
+            if self.discard_illegal and field & months_of(hand):
+                return False  # the play itself is illegal with this hand
+            discards = True
+        rest = hand & ~(1 << c)
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            u = low.bit_length() - 1
+            if field & _MONTH[u]:
+                v = self.best[u]
+            elif discards:
+                v = -self.worth[u] - _HELD * ((hand & _MONTH[u]).bit_count() - 1)
+            else:
+                continue
+            if v > va or (v == va and u < c):
+                return False
+        return True
 
 
 VALUATIONS: tuple[Valuation | None, ...] = (

@@ -29,7 +29,7 @@ from referee.engine import (
     visible_event,
 )
 from referee.engine.determinize import DeterminizeError, Record, determinize
-from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS
+from referee.engine.policies import GREEDY, GREEDY_POLICY, VALUATIONS, Policy, never
 from referee.engine.state import redeal, shuffled_deal
 from tests.helpers import TESHI_ORDER, deal_of
 
@@ -397,3 +397,43 @@ def test_a_sample_put_into_the_replayed_round_is_the_replay_of_that_sample(rules
             state = apply(state, action)
             steps += 1
     assert compared > 200 and disagreed > 10 and observed > 100
+
+
+@pytest.mark.parametrize("rules_name", PRESET_NAMES)
+def test_a_valuation_as_the_model_draws_the_samples_its_policy_draws(rules_name: str) -> None:
+    """``model=valuation`` checks the opponent's plays on the hand alone (PlayCheck); ``model=policy.model`` builds
+    each state and asks the policy: from the same random state both return the same sample, field for field, and
+    the same ``agreed``, for every valuation of the family, with and without the cards excluded, the model
+    agreeing or dropped (few tries)."""
+    rules = PRESETS[rules_name]
+    valuations = [v for v in VALUATIONS if v is not None]
+    compared = dropped = 0
+    for seed in range(40):
+        if compared >= 150:
+            break
+        state = new_match(rules, seed)
+        record = Record(rules, 1)
+        rng = random.Random(seed)
+        steps = 0
+        while not state.is_over:
+            for event in state.events:
+                record.add(visible_event(event, 1))
+            if state.to_move == 1 and record.current is not None and record.current.opponent_played:
+                valuation = valuations[steps % len(valuations)]
+                exclude = 0 if steps % 3 else rng.getrandbits(48) & ~(state.hands[1] | state.field)
+                determinize(record, random.Random(steps))  # the replays kept in the record: both calls find them
+                for tries in (3, 64):
+                    key = f"{seed}/{steps}/{tries}"
+                    fast = determinize(record, random.Random(key), captures=True, model=valuation, tries=tries,
+                                       exclude=exclude)  # fmt: skip
+                    fast_agreed = record.agreed
+                    slow = determinize(record, random.Random(key), captures=True, tries=tries, exclude=exclude,
+                                       model=Policy(valuation, never).model)  # fmt: skip
+                    assert every_field(fast) == every_field(slow) and fast_agreed == record.agreed
+                    compared += 1
+                    dropped += not fast_agreed
+            legal = legal_actions(state)
+            action = GREEDY_POLICY.act(state, legal) if seed % 2 else rng.choice(legal)
+            state = apply(state, action)
+            steps += 1
+    assert compared > 100 and dropped > 5
