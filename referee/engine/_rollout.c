@@ -10,7 +10,8 @@
  * field; the floating-point sums are made in the Python order, so equal values break ties the same way.
  *
  * play() returns the round's end and the state it left (see PLAY_DOC), or None when the position is not one it
- * plays (the Python loop then plays it).
+ * plays (the Python loop then plays it). play_actions() plays the round out after each of several first actions
+ * from one position and returns only each round's end (the search values a round's end by the match's scores).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -293,22 +294,31 @@ static int legal_plays(const round_t *s, int *cards, int *targets) {
     return n;
 }
 
-/* Plays the round out; returns 0 with *end set, -1 when the position cannot be played here. */
-static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end) {
+/* Actions forced on play_out's first step (play_actions): kinds as policies._ACTION_CODE numbers them. */
+enum { A_PLAY = 0, A_CHOOSE = 1, A_KOIKOI = 2, A_STOP = 3 };
+
+/* Plays the round out; returns 0 with *end set, -1 when the position cannot be played here. With ``forced`` (kind,
+ * card, target), the first step is that action instead of the policy's; 1 when the round ends in that step (with *end
+ * set: the caller lets the engine play that case, where apply deals the next round). */
+static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, const int *forced) {
     int cards[MAX_LEGAL], targets[MAX_LEGAL];
     for (int guard = 0; guard < 200; guard++) {
         int p = s->to_move;
         const policy_t *v = pol[p == me ? 0 : 1];
         mask_t mine = s->captured[p], theirs = s->captured[1 - p];
+        const int *f = forced;
+        int ended = f ? 1 : 0; /* what a round's end in this step returns */
+        forced = NULL;
         if (s->phase == PH_KOIKOI) {
-            if (calls_koikoi(v, s, p)) {
+            if (f && f[0] != A_KOIKOI && f[0] != A_STOP) return -1;
+            if (f ? f[0] == A_KOIKOI : calls_koikoi(v, s, p)) {
                 long calls = s->koikoi[p] + 1;
                 s->koikoi[p] = calls;
                 s->last_points[p] = evaluate(s->r, s->captured[p], calls, NULL);
-                if (next_turn(s, p, end)) return 0;
+                if (next_turn(s, p, end)) return ended;
             } else {
                 do_stop(s, p, END_STOP, end);
-                return 0;
+                return ended;
             }
             continue;
         }
@@ -317,7 +327,10 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end) {
             mask_t m = s->field & month_mask[s->pending];
             if (!m) return -1;
             int best = __builtin_ctzll(m);
-            if (popcount(m) > 1) {
+            if (f) {
+                if (f[0] != A_CHOOSE || f[2] < 0 || f[2] >= 48 || !(m >> f[2] & 1)) return -1;
+                best = f[2];
+            } else if (popcount(m) > 1) {
                 double best_v = worth(v, best, mine, theirs);
                 mask_t rest = m & (m - 1);
                 while (rest) {
@@ -331,14 +344,20 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end) {
             s->field &= ~took;
             s->captured[p] |= took;
             s->pending = -1;
-            if (end_turn(s, p, end)) return 0;
+            if (end_turn(s, p, end)) return ended;
             continue;
         }
         /* the PLAY phase */
         int n = legal_plays(s, cards, targets);
         if (n <= 0) return -1;
         int c = cards[0], t = targets[0];
-        if (n > 1) {
+        if (f) {
+            int i = 0;
+            while (i < n && !(f[0] == A_PLAY && cards[i] == f[1] && targets[i] == f[2])) i++;
+            if (i == n) return -1; /* not a legal action here */
+            c = cards[i];
+            t = targets[i];
+        } else if (n > 1) {
             mask_t field = s->field, hand = s->hands[p];
             double best_v = -1e9;
             for (int i = 0; i < n; i++) {
@@ -381,9 +400,9 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end) {
         took |= drew;
         if (took) {
             s->captured[p] |= took;
-            if (end_turn(s, p, end)) return 0;
+            if (end_turn(s, p, end)) return ended;
         } else if (next_turn(s, p, end)) {
-            return 0;
+            return ended;
         }
     }
     return -1;
@@ -402,53 +421,111 @@ static int read_policy(PyObject *t, policy_t *v) {
     " (winner or -1, points, reason, phase, to_move, turn, pending, hand0, hand1, field, captured0, captured1," \
     " koikoi0, koikoi1, last_points0, last_points1, last_names0, last_names1, stock_pos), or None."
 
+/* The arguments play() and play_actions() share: the rules, both policies and the position; 1 when read, 0 with an
+ * exception set, -1 when the position is not one this loop plays. */
+static int read_round(PyObject *rules, PyObject *policies, int me, PyObject *position, PyObject *stock, round_t *s,
+                      policy_t *mine, policy_t *theirs) {
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_rollout.setup() was not called");
+        return 0;
+    }
+    if (PyTuple_GET_SIZE(rules) != R_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "rules: wrong length");
+        return 0;
+    }
+    for (int i = 0; i < R_COUNT; i++) {
+        s->r[i] = PyLong_AsLong(PyTuple_GET_ITEM(rules, i));
+        if (s->r[i] == -1 && PyErr_Occurred()) return 0;
+    }
+    PyObject *pm, *pt;
+    if (!PyArg_ParseTuple(policies, "OO", &pm, &pt) || !read_policy(pm, mine) || !read_policy(pt, theirs)) return 0;
+    if (!PyArg_ParseTuple(position, "iiillii" "iiKKKKKlllllli", &s->round, &s->dealer, &s->first_dealer,
+                          &s->scores[0], &s->scores[1], &s->phase, &s->to_move, &s->turn, &s->pending, &s->hands[0],
+                          &s->hands[1], &s->field, &s->captured[0], &s->captured[1], &s->koikoi[0], &s->koikoi[1],
+                          &s->last_points[0], &s->last_points[1], &s->last_names[0], &s->last_names[1],
+                          &s->stock_pos))
+        return 0;
+    Py_ssize_t len = PyTuple_GET_SIZE(stock);
+    if (len > 48 || s->stock_pos < 0 || s->stock_pos > len || me < 0 || me > 1 || s->to_move < 0 || s->to_move > 1 ||
+        s->phase < 0 || s->phase > 2)
+        return -1;
+    s->stock_len = (int)len;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long d = PyLong_AsLong(PyTuple_GET_ITEM(stock, i));
+        if (d == -1 && PyErr_Occurred()) return 0;
+        if (d < 0 || d >= 48) return -1;
+        s->stock[i] = (int)d;
+    }
+    return 1;
+}
+
 static PyObject *play(PyObject *self, PyObject *args) {
     PyObject *rules, *policies, *position, *stock;
     int me;
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_rollout.setup() was not called");
-        return NULL;
-    }
     if (!PyArg_ParseTuple(args, "O!O!iO!O!", &PyTuple_Type, &rules, &PyTuple_Type, &policies, &me, &PyTuple_Type,
                           &position, &PyTuple_Type, &stock))
         return NULL;
     round_t s;
-    if (PyTuple_GET_SIZE(rules) != R_COUNT) {
-        PyErr_SetString(PyExc_ValueError, "rules: wrong length");
-        return NULL;
-    }
-    for (int i = 0; i < R_COUNT; i++) {
-        s.r[i] = PyLong_AsLong(PyTuple_GET_ITEM(rules, i));
-        if (s.r[i] == -1 && PyErr_Occurred()) return NULL;
-    }
     policy_t mine, theirs;
-    PyObject *pm, *pt;
-    if (!PyArg_ParseTuple(policies, "OO", &pm, &pt) || !read_policy(pm, &mine) || !read_policy(pt, &theirs))
-        return NULL;
-    if (!PyArg_ParseTuple(position, "iiillii" "iiKKKKKlllllli", &s.round, &s.dealer, &s.first_dealer, &s.scores[0],
-                          &s.scores[1], &s.phase, &s.to_move, &s.turn, &s.pending, &s.hands[0], &s.hands[1], &s.field,
-                          &s.captured[0], &s.captured[1], &s.koikoi[0], &s.koikoi[1], &s.last_points[0],
-                          &s.last_points[1], &s.last_names[0], &s.last_names[1], &s.stock_pos))
-        return NULL;
-    Py_ssize_t len = PyTuple_GET_SIZE(stock);
-    if (len > 48 || s.stock_pos < 0 || s.stock_pos > len || me < 0 || me > 1 || s.to_move < 0 || s.to_move > 1 ||
-        s.phase < 0 || s.phase > 2)
-        Py_RETURN_NONE;
-    s.stock_len = (int)len;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        long d = PyLong_AsLong(PyTuple_GET_ITEM(stock, i));
-        if (d == -1 && PyErr_Occurred()) return NULL;
-        if (d < 0 || d >= 48) Py_RETURN_NONE;
-        s.stock[i] = (int)d;
-    }
+    int read = read_round(rules, policies, me, position, stock, &s, &mine, &theirs);
+    if (read == 0) return NULL;
+    if (read < 0) Py_RETURN_NONE;
     const policy_t *pol[2] = {&mine, &theirs};
     end_t end;
-    if (play_out(&s, me, pol, &end) != 0) Py_RETURN_NONE;
+    if (play_out(&s, me, pol, &end, NULL) != 0) Py_RETURN_NONE;
     rounds_played++;
     return Py_BuildValue("(iliiiii" "KKKKKlllllli)", end.winner, end.points, end.reason, s.phase, s.to_move, s.turn,
                          s.pending, s.hands[0], s.hands[1], s.field, s.captured[0], s.captured[1], s.koikoi[0],
                          s.koikoi[1], s.last_points[0], s.last_points[1], s.last_names[0], s.last_names[1],
                          s.stock_pos);
+}
+
+#define PLAY_ACTIONS_DOC \
+    "play_actions(rules, policies, me, position, stock, actions) -> tuple | None\n\n" \
+    "The round played out after each of ``actions`` ((kind, card, target) each: kind 0 play, 1 capture choice," \
+    " 2 koi-koi, 3 stop), the arguments otherwise as play()'s. Returns, for each action, the round's end (winner or" \
+    " -1, points, reason), or None where that action itself ends the round (or is not legal there); None when the" \
+    " position is not one this loop plays."
+
+static PyObject *play_actions(PyObject *self, PyObject *args) {
+    PyObject *rules, *policies, *position, *stock, *actions;
+    int me;
+    if (!PyArg_ParseTuple(args, "O!O!iO!O!O!", &PyTuple_Type, &rules, &PyTuple_Type, &policies, &me, &PyTuple_Type,
+                          &position, &PyTuple_Type, &stock, &PyTuple_Type, &actions))
+        return NULL;
+    round_t start;
+    policy_t mine, theirs;
+    int read = read_round(rules, policies, me, position, stock, &start, &mine, &theirs);
+    if (read == 0) return NULL;
+    if (read < 0) Py_RETURN_NONE;
+    const policy_t *pol[2] = {&mine, &theirs};
+    Py_ssize_t n = PyTuple_GET_SIZE(actions);
+    PyObject *out = PyTuple_New(n);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int forced[3];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(actions, i), "iii", &forced[0], &forced[1], &forced[2])) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        round_t s = start;
+        end_t end;
+        int got = play_out(&s, me, pol, &end, forced);
+        PyObject *item;
+        if (got == 0) {
+            rounds_played++;
+            item = Py_BuildValue("(ili)", end.winner, end.points, end.reason);
+            if (!item) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        } else {
+            item = Py_None;
+            Py_INCREF(item);
+        }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
 }
 
 static int read_mask(PyObject *d, const char *key, mask_t *out) {
@@ -516,6 +593,7 @@ static PyObject *played(PyObject *self, PyObject *unused) { return PyLong_FromUn
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(constants, kinds, month_masks, card_groups): the engine's card tables."},
     {"play", play, METH_VARARGS, PLAY_DOC},
+    {"play_actions", play_actions, METH_VARARGS, PLAY_ACTIONS_DOC},
     {"played", played, METH_NOARGS, "played() -> int: the rounds play() has played out in this process."},
     {NULL, NULL, 0, NULL},
 };

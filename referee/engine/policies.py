@@ -26,7 +26,7 @@ from referee.engine import cards as C
 from referee.engine.actions import NIBBLE_LOW, months_of
 from referee.engine.cards import KINDS, card, cards_of
 from referee.engine.rules import CaptureThree, KoikoiScoring, LastTurn, Reopen, Rules, SetGrowth, TieBreak
-from referee.engine.state import KOIKOI, STOP, Action, Phase, State, _end_round, apply, legal_actions
+from referee.engine.state import KOIKOI, STOP, Action, ActionKind, Phase, State, _end_round, apply, legal_actions
 from referee.engine.yaku import score
 
 # Final: a compiled build reads these module constants as C constants on the hot path, not from the module's dict.
@@ -341,18 +341,48 @@ def play_round(state: State, me: int, mine: Policy, theirs: Policy) -> State:
         me_policy = _pack_policy(mine)
         other = _pack_policy(theirs)
         if packed is not None and me_policy is not None and other is not None:
-            p = state.phase
-            position = (
-                state.round, state.dealer, state.first_dealer, state.scores[0], state.scores[1],
-                0 if p is _PH_PLAY else 1 if p is _PH_DRAW_CHOICE else 2, state.to_move, state.turn, state.pending,
-                state.hands[0], state.hands[1], state.field, state.captured[0], state.captured[1], state.koikoi[0],
-                state.koikoi[1], state.last_points[0], state.last_points[1], state.last_names[0],
-                state.last_names[1], state.stock_pos,
-            )  # fmt: skip
-            out = _ROLLOUT.play(packed, (me_policy, other), me, position, state.stock)
+            out = _ROLLOUT.play(packed, (me_policy, other), me, _position(state), state.stock)
             if out is not None:
                 return _after_round(state, out)
     return play_round_loop(state, me, mine, theirs)
+
+
+Ending = tuple[int, int, str]
+"""A round's end as :func:`round_ends` gives it: the winner (-1: nobody), the points and the reason ("stop",
+"auto_stop" or "exhausted")."""
+
+
+def round_ends(state: State, actions: list[Action], me: int, mine: Policy, theirs: Policy,
+               ) -> list[Ending | None] | None:  # fmt: skip
+    """For each of ``actions`` (legal at ``state``), how the round ends when that action is played and the round
+    is played out as :func:`play_round` plays it (seat ``me`` by ``mine``, the other by ``theirs``): all of them in
+    one call of the C round loop, without building a state. None for an action that itself ends the round (where
+    the engine's ``apply`` would deal the next round: play that one with :func:`play_round`); None for all when the
+    C round loop does not play this position (the pure engine, a rule or policy it does not know)."""
+    if _ROLLOUT is None or not _c_loop_on or state.phase is _PH_MATCH_OVER:
+        return None
+    packed = _pack_rules(state.rules)
+    me_policy = _pack_policy(mine)
+    other = _pack_policy(theirs)
+    if packed is None or me_policy is None or other is None:
+        return None
+    out = _ROLLOUT.play_actions(packed, (me_policy, other), me, _position(state), state.stock,
+                                tuple((_ACTION_CODE[a.kind], a.card, a.target) for a in actions))  # fmt: skip
+    if out is None:
+        return None
+    return [None if end is None else (end[0], end[1], _REASONS[end[2]]) for end in out]
+
+
+def _position(state: State) -> tuple[int, ...]:
+    """The position as the C round loop reads it (PLAY_DOC in ``_rollout.c``)."""
+    p = state.phase
+    return (
+        state.round, state.dealer, state.first_dealer, state.scores[0], state.scores[1],
+        0 if p is _PH_PLAY else 1 if p is _PH_DRAW_CHOICE else 2, state.to_move, state.turn, state.pending,
+        state.hands[0], state.hands[1], state.field, state.captured[0], state.captured[1], state.koikoi[0],
+        state.koikoi[1], state.last_points[0], state.last_points[1], state.last_names[0],
+        state.last_names[1], state.stock_pos,
+    )  # fmt: skip
 
 
 def play_round_loop(state: State, me: int, mine: Policy, theirs: Policy) -> State:
@@ -373,6 +403,7 @@ def play_round_loop(state: State, me: int, mine: Policy, theirs: Policy) -> Stat
 
 _PHASES: Final = (Phase.PLAY, Phase.DRAW_CHOICE, Phase.KOIKOI)
 _REASONS: Final = ("stop", "auto_stop", "exhausted")
+_ACTION_CODE: Final = {ActionKind.PLAY: 0, ActionKind.CHOOSE: 1, ActionKind.KOIKOI: 2, ActionKind.STOP: 3}
 
 
 def _after_round(state: State, out: tuple[int, ...]) -> State:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import random
 from typing import Final
 
-from referee.engine.policies import Policy, play_round
+from referee.engine.policies import Ending, Policy, play_round, round_ends
 from referee.engine.rules import Rules
-from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match
+from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match, settle
 
 _OVER: Final = Phase.MATCH_OVER
 
@@ -107,12 +107,23 @@ class MatchOdds:
         """The value for seat ``me`` of a state between rounds (as :func:`play_round` leaves it): the match result,
         or its chance to win, plus a tiny share (0.0005 a point) of the lead so that more points are better when
         the chance does not move."""
-        a, b = state.scores[me], state.scores[1 - me]
-        if state.is_over:
-            w = state.winner
-            return 0.5 if w is None else (1.0 if w == me else 0.0)
-        left = state.rules.rounds - state.round + 1
-        return self.value(a - b, left, state.dealer == me) + 0.0005 * (a - b)
+        return self._between(state.scores, state.is_over, state.winner, state.rules.rounds - state.round + 1,
+                             state.dealer, me)  # fmt: skip
+
+    def ending(self, state: State, end: Ending, me: int) -> float:
+        """:meth:`outcome` of the state in which ``state``'s round ends as ``end`` says (:func:`round_ends`),
+        without building it."""
+        winner, points, reason = end
+        scores, over, match_winner, dealer = settle(state.rules, state.scores, state.dealer, state.first_dealer,
+                                                    state.round, winner if winner >= 0 else None, points, reason)
+        return self._between(scores, over, match_winner, state.rules.rounds - state.round, dealer, me)
+
+    def _between(self, scores: tuple[int, int], over: bool, winner: int | None, left: int, dealer: int,
+                 me: int) -> float:  # fmt: skip
+        a, b = scores[me], scores[1 - me]
+        if over:
+            return 0.5 if winner is None else (1.0 if winner == me else 0.0)
+        return self.value(a - b, left, dealer == me) + 0.0005 * (a - b)
 
     def value(self, lead: int, left: int, dealing: bool) -> float:
         """The value with ``lead`` (my score minus the other's), ``left`` rounds still to play, and whether I deal
@@ -127,6 +138,13 @@ def sample_values(state: State, actions: list[Action], alive: list[int], me: int
                   odds: MatchOdds, values: list[list[float]]) -> None:  # fmt: skip
     """One sample of a determinized search: each action ``actions[i]`` for ``i`` in ``alive`` played at ``state``,
     its round played out by :func:`play_round` (seat ``me`` by ``mine``, the other by ``theirs``) and valued by
-    :meth:`MatchOdds.outcome`; the value appended to ``values[i]``."""
-    for i in alive:
-        values[i].append(odds.outcome(play_round(apply(state, actions[i], record=False), me, mine, theirs), me))
+    :meth:`MatchOdds.outcome`; the value appended to ``values[i]``. In the compiled engine every action's round
+    is played in one call of the C round loop (:func:`round_ends`) and valued from its end (:meth:`MatchOdds.ending`,
+    the same value)."""
+    ends = round_ends(state, [actions[i] for i in alive], me, mine, theirs)
+    for k, i in enumerate(alive):
+        end = ends[k] if ends is not None else None
+        if end is not None:
+            values[i].append(odds.ending(state, end, me))
+        else:
+            values[i].append(odds.outcome(play_round(apply(state, actions[i], record=False), me, mine, theirs), me))

@@ -429,6 +429,36 @@ def _stop(s: State, p: int, reason: str, events: list[Event] | None, deal: bool)
     _end_round(s, p, total, reason, yaku, events, deal)
 
 
+def settle(
+    rules: Rules, scores: tuple[int, int], dealer: int, first_dealer: int, round_no: int, winner: int | None,
+    points: int, reason: str,
+) -> tuple[tuple[int, int], bool, int | None, int]:  # fmt: skip
+    """What the end of round ``round_no`` does to the match: the scores after it, whether the match is over, the
+    match's winner then (None: a draw, or not over) and who deals next (the dealer of the match's end when over).
+    ``winner`` (None: nobody) took ``points`` for ``reason`` ("stop", "auto_stop" or "exhausted")."""
+    if winner is not None and points:
+        a, b = scores
+        loss = points if rules.transfer_points else 0
+        scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
+    broke = rules.end_when_broke and min(scores) <= 0
+    if broke or round_no >= rules.rounds:
+        a, b = scores
+        if a != b:
+            return scores, True, 0 if a > b else 1, dealer
+        return scores, True, first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None, dealer
+    if winner is not None and reason != "exhausted":
+        nd = rules.next_dealer
+        if nd is NextDealer.WINNER_DEALS:
+            dealer = winner
+        elif nd is NextDealer.WINNER_LEADS:
+            dealer = winner if rules.leader is Leader.DEALER else 1 - winner
+        else:
+            dealer = 1 - dealer
+    elif winner is None and rules.pass_deal_when_nobody_wins:
+        dealer = 1 - dealer
+    return scores, False, None, dealer
+
+
 def _end_round(
     s: State,
     winner: int | None,
@@ -439,35 +469,21 @@ def _end_round(
     deal: bool,
 ) -> None:
     rules = s.rules
-    if winner is not None and points:
-        a, b = s.scores
-        loss = points if rules.transfer_points else 0
-        s.scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
+    scores, over, match_winner, dealer = settle(rules, s.scores, s.dealer, s.first_dealer, s.round, winner, points,
+                                                reason)  # fmt: skip
+    s.scores = scores
     s.history = (*s.history, RoundResult(s.round, s.dealer, winner, points, reason))
     if events is not None:
         events.append(ev.RoundEnd(s.round, winner, points, reason, yaku, s.koikoi, s.scores))
-    broke = rules.end_when_broke and min(s.scores) <= 0
-    if broke or s.round >= rules.rounds:
-        a, b = s.scores
-        if a != b:
-            s.winner = 0 if a > b else 1
-        else:
-            s.winner = s.first_dealer if rules.tie_break is TieBreak.FIRST_DEALER else None
+    if over:
+        s.winner = match_winner
         s.phase = _PH_MATCH_OVER
         s.pending = -1
         if events is not None:
+            broke = rules.end_when_broke and min(s.scores) <= 0
             events.append(ev.MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
         return
-    if winner is not None and reason != "exhausted":
-        nd = rules.next_dealer
-        if nd is NextDealer.WINNER_DEALS:
-            s.dealer = winner
-        elif nd is NextDealer.WINNER_LEADS:
-            s.dealer = winner if rules.leader is Leader.DEALER else 1 - winner
-        else:
-            s.dealer = 1 - s.dealer
-    elif winner is None and rules.pass_deal_when_nobody_wins:
-        s.dealer = 1 - s.dealer
+    s.dealer = dealer
     s.round += 1
     if not deal:  # a rollout's end (``apply(..., deal=False)``): the match between rounds, nothing dealt
         s.hands, s.field, s.stock, s.stock_pos, s.captured, s.pending = (0, 0), 0, (), 0, (0, 0), -1

@@ -23,6 +23,8 @@ from referee.engine.rules import (
     TieBreak,
     rules_from_dict,
 )
+from referee.engine.simulate import MatchOdds, sample_values
+from referee.engine.state import settle
 from tests.engine.test_engine_build import COMPILED_BUILD, run_python
 
 FIELDS = (
@@ -177,3 +179,78 @@ def test_the_koikoi_weights_a_search_draws_from_follow_every_change_of_their_evi
     assert model.koikoi_weights() == model.weights()[1]
     draws = [model.draw_koikoi(random.Random(k)) for k in range(50)]
     assert draws == [P.KOIKOI_RULES[random.Random(k).choices(range(3), model.weights()[1])[0]][1] for k in range(50)]
+
+
+def ends_differences(states: list[State], seed: int) -> tuple[list[str], int, int]:
+    """Each position's legal actions played out in one call (:func:`round_ends`) by two policies drawn from
+    :data:`FAMILY`, against each action applied and its round played by the engine's loop: the round's end (winner,
+    points, reason), the match after it (:func:`settle`) and its value (:meth:`MatchOdds.ending` and ``outcome``);
+    an action given no end must itself end the round. What differs, and how many ends and root ends were compared."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    compared = at_root = 0
+    for state in states:
+        if state.is_over:
+            continue
+        mine, theirs, me = rng.choice(FAMILY), rng.choice(FAMILY), rng.randrange(2)
+        odds = MatchOdds(state.rules, {(2, True): 3, (-1, False): 2, (0, True): 1}, 0.5)
+        legal = legal_actions(state)
+        ends = P.round_ends(state, legal, me, mine, theirs)
+        assert ends is not None and len(ends) == len(legal)
+        for action, end in zip(legal, ends, strict=True):
+            after = apply(state, action, record=False)
+            if end is None:
+                at_root += 1
+                if after.round == state.round and not after.is_over:
+                    out.append(f"{state!r} {action}: no end, but the action does not end the round")
+                continue
+            loop = P.play_round_loop(after, me, mine, theirs)
+            last = loop.history[-1]
+            got = settle(state.rules, state.scores, state.dealer, state.first_dealer, state.round,
+                         end[0] if end[0] >= 0 else None, end[1], end[2])  # fmt: skip
+            want = (loop.scores, loop.is_over, loop.winner, loop.dealer)
+            if (end[0] if end[0] >= 0 else None, end[1], end[2]) != (last.winner, last.points, last.reason) or (
+                got != want or odds.ending(state, end, me) != odds.outcome(loop, me)
+            ):
+                out.append(f"{state!r} ({state.rules.name}) {action}: {end} {got} != {last} {want}")
+            compared += 1
+    return out, compared, at_root
+
+
+@needs_c
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_each_action_s_round_played_in_one_call_ends_as_the_engine_loop_ends_it(preset: str) -> None:
+    wrong, compared, at_root = ends_differences(positions(PRESETS[preset], 1000, 11), 12)
+    assert wrong == []
+    assert compared > 1000 and at_root > 5
+
+
+@needs_c
+def test_rules_that_move_each_field_end_each_action_s_round_as_the_engine_loop() -> None:
+    states: list[State] = []
+    for i, rules in enumerate(moved_rules(5, 40)):
+        states += positions(rules, 40, 200 + i)
+    wrong, compared, _ = ends_differences(states, 13)
+    assert wrong == [] and compared > 1000
+
+
+@needs_c
+def test_the_search_s_sample_values_are_those_of_the_engine_loop() -> None:
+    """simulate.sample_values (one C call a sample) appends the values the engine's loop gives, action by action."""
+    rules = PRESETS["nintendo"]
+    odds = MatchOdds(rules, {(3, True): 2, (-2, False): 2, (0, False): 1}, 0.5)
+    rng = random.Random(14)
+    checked = 0
+    for state in positions(rules, 400, 15):
+        legal = legal_actions(state)
+        if state.is_over or len(legal) < 2:
+            continue
+        mine, theirs, me = rng.choice(FAMILY), rng.choice(FAMILY), state.to_move
+        alive = sorted(rng.sample(range(len(legal)), rng.randint(1, len(legal))))
+        values: list[list[float]] = [[] for _ in legal]
+        sample_values(state, legal, alive, me, mine, theirs, odds, values)
+        want = [[odds.outcome(P.play_round_loop(apply(state, legal[i], record=False), me, mine, theirs), me)]
+                if i in alive else [] for i in range(len(legal))]  # fmt: skip
+        assert values == want
+        checked += 1
+    assert checked > 100
