@@ -97,7 +97,7 @@ from referee.engine.policies import (
 )
 from referee.engine.policies import greedy_action as greedy_action  # the heuristic its rollouts play, by name
 from referee.engine.rules import TieBreak
-from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes, sample_values
+from referee.engine.simulate import MatchOdds, RoundOutcome, round_outcomes, sample_values, values_against
 from referee.protocol import seat_event_from_json
 
 MOVE_SHARE = 0.5
@@ -428,9 +428,8 @@ class Searcher:
         cpu_started = last_cpu = time.process_time()
         last = time.perf_counter()
         while True:
-            after = apply(state, KOIKOI, record=False)
-            for j, rival in enumerate((opponent, *RACERS)):
-                values[j].append(rollout(after, me, odds, rival, self.mine))
+            for j, v in enumerate(values_against(state, KOIKOI, me, self.mine, [opponent, *RACERS], odds)):
+                values[j].append(v)  # rollout() of the call against each
             samples += 1
             if samples in PRUNE_AT:
                 worst = min(values, key=sum)

@@ -421,10 +421,9 @@ static int read_policy(PyObject *t, policy_t *v) {
     " (winner or -1, points, reason, phase, to_move, turn, pending, hand0, hand1, field, captured0, captured1," \
     " koikoi0, koikoi1, last_points0, last_points1, last_names0, last_names1, stock_pos), or None."
 
-/* The arguments play() and play_actions() share: the rules, both policies and the position; 1 when read, 0 with an
- * exception set, -1 when the position is not one this loop plays. */
-static int read_round(PyObject *rules, PyObject *policies, int me, PyObject *position, PyObject *stock, round_t *s,
-                      policy_t *mine, policy_t *theirs) {
+/* The arguments play() and play_actions() share: the rules and the position; 1 when read, 0 with an exception
+ * set, -1 when the position is not one this loop plays. */
+static int read_round(PyObject *rules, int me, PyObject *position, PyObject *stock, round_t *s) {
     if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "_rollout.setup() was not called");
         return 0;
@@ -437,8 +436,6 @@ static int read_round(PyObject *rules, PyObject *policies, int me, PyObject *pos
         s->r[i] = PyLong_AsLong(PyTuple_GET_ITEM(rules, i));
         if (s->r[i] == -1 && PyErr_Occurred()) return 0;
     }
-    PyObject *pm, *pt;
-    if (!PyArg_ParseTuple(policies, "OO", &pm, &pt) || !read_policy(pm, mine) || !read_policy(pt, theirs)) return 0;
     if (!PyArg_ParseTuple(position, "iiillii" "iiKKKKKlllllli", &s->round, &s->dealer, &s->first_dealer,
                           &s->scores[0], &s->scores[1], &s->phase, &s->to_move, &s->turn, &s->pending, &s->hands[0],
                           &s->hands[1], &s->field, &s->captured[0], &s->captured[1], &s->koikoi[0], &s->koikoi[1],
@@ -467,7 +464,10 @@ static PyObject *play(PyObject *self, PyObject *args) {
         return NULL;
     round_t s;
     policy_t mine, theirs;
-    int read = read_round(rules, policies, me, position, stock, &s, &mine, &theirs);
+    PyObject *pm, *pt;
+    if (!PyArg_ParseTuple(policies, "OO", &pm, &pt) || !read_policy(pm, &mine) || !read_policy(pt, &theirs))
+        return NULL;
+    int read = read_round(rules, me, position, stock, &s);
     if (read == 0) return NULL;
     if (read < 0) Py_RETURN_NONE;
     const policy_t *pol[2] = {&mine, &theirs};
@@ -480,12 +480,15 @@ static PyObject *play(PyObject *self, PyObject *args) {
                          s.stock_pos);
 }
 
+#define MAX_OPPONENTS 8
+
 #define PLAY_ACTIONS_DOC \
     "play_actions(rules, policies, me, position, stock, actions) -> tuple | None\n\n" \
-    "The round played out after each of ``actions`` ((kind, card, target) each: kind 0 play, 1 capture choice," \
-    " 2 koi-koi, 3 stop), the arguments otherwise as play()'s. Returns, for each action, the round's end (winner or" \
-    " -1, points, reason), or None where that action itself ends the round (or is not legal there); None when the" \
-    " position is not one this loop plays."
+    "The round played out after each of ``actions`` ((kind, card, target, opponent) each: kind 0 play, 1 capture" \
+    " choice, 2 koi-koi, 3 stop; the other seat played by policies[1 + opponent]), ``policies`` = (mine, theirs," \
+    " ...) with at most 8 of the other seat's, the arguments otherwise as play()'s. Returns, for each action, the" \
+    " round's end (winner or -1, points, reason), or None where that action itself ends the round (or is not legal" \
+    " there); None when the position is not one this loop plays."
 
 static PyObject *play_actions(PyObject *self, PyObject *args) {
     PyObject *rules, *policies, *position, *stock, *actions;
@@ -493,21 +496,33 @@ static PyObject *play_actions(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!iO!O!O!", &PyTuple_Type, &rules, &PyTuple_Type, &policies, &me, &PyTuple_Type,
                           &position, &PyTuple_Type, &stock, &PyTuple_Type, &actions))
         return NULL;
+    Py_ssize_t npol = PyTuple_GET_SIZE(policies);
+    if (npol < 2 || npol > 1 + MAX_OPPONENTS) {
+        PyErr_SetString(PyExc_ValueError, "policies: mine and 1 to 8 of the other seat's");
+        return NULL;
+    }
+    policy_t pols[1 + MAX_OPPONENTS];
+    for (Py_ssize_t i = 0; i < npol; i++)
+        if (!read_policy(PyTuple_GET_ITEM(policies, i), &pols[i])) return NULL;
     round_t start;
-    policy_t mine, theirs;
-    int read = read_round(rules, policies, me, position, stock, &start, &mine, &theirs);
+    int read = read_round(rules, me, position, stock, &start);
     if (read == 0) return NULL;
     if (read < 0) Py_RETURN_NONE;
-    const policy_t *pol[2] = {&mine, &theirs};
     Py_ssize_t n = PyTuple_GET_SIZE(actions);
     PyObject *out = PyTuple_New(n);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int forced[3];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(actions, i), "iii", &forced[0], &forced[1], &forced[2])) {
+        int forced[3], opponent;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(actions, i), "iiii", &forced[0], &forced[1], &forced[2], &opponent)) {
             Py_DECREF(out);
             return NULL;
         }
+        if (opponent < 0 || opponent >= npol - 1) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_ValueError, "actions: no such opponent policy");
+            return NULL;
+        }
+        const policy_t *pol[2] = {&pols[0], &pols[1 + opponent]};
         round_t s = start;
         end_t end;
         int got = play_out(&s, me, pol, &end, forced);

@@ -84,6 +84,7 @@ class RoundRecord:
     hand_yaku: tuple[int, str] | None = None  # (seat, name) when an opening hand scored at once
     over: bool = False
     table: Mask = 0  # the field now (tracked to tell which plays named a capture)
+    pools: _Pools | None = dataclasses.field(default=None, compare=False, repr=False)  # determinize's last draw pools
 
 
 class Record:
@@ -217,10 +218,24 @@ def _hand_ok(hand: Mask, mine: Mask, want: tuple[int, str] | None, seat: int, ru
     return hy is None  # otherwise a hand yaku of its own would have ended (or misdealt) the round
 
 
-def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool, exclude: Mask = 0,
-                 ) -> Deal:  # fmt: skip
-    """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly (first
-    without the cards a model of the opponent rules out of its hand: ``captures`` and ``exclude``)."""
+class _Pools:
+    """What :func:`_sample_deal` draws from, for one state of a round's record and one model: the unseen cards, the
+    number the opponent still holds, and the pools its hand is drawn from (the model's first). Kept by the record
+    while the round's record and the model stay the same: every sample of a decision draws from the same pools."""
+
+    __slots__ = ("allowed", "key", "need", "pools", "unseen")
+
+    def __init__(self, key: tuple[object, ...], unseen: list[Card], need: int, pools: list[list[Card]],
+                 allowed: list[Card]) -> None:  # fmt: skip
+        self.key, self.unseen, self.need, self.pools, self.allowed = key, unseen, need, pools, allowed
+
+
+def _pools(r: RoundRecord, captures: bool, exclude: Mask) -> _Pools:
+    """The pools of :func:`_sample_deal` for ``r`` as it is now (kept in ``r`` until it changes)."""
+    key = (len(r.actions), len(r.drawn), r.opponent_played, r.forbidden, r.declined, r.hand_yaku, captures, exclude)
+    kept = r.pools
+    if kept is not None and kept.key == key:
+        return kept
     seen = r.hand | r.field | r.opponent_played | mask_of(r.drawn)
     unseen = _bits(_ALL & ~seen)
     need = 8 - r.opponent_played.bit_count()
@@ -233,6 +248,16 @@ def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, ca
         keen = [c for c in allowed if not avoid >> c & 1]
         if len(keen) >= need:
             pools.insert(0, keen)  # the model first; when no hand agrees with it, the rules alone
+    kept = r.pools = _Pools(key, unseen, need, pools, allowed)
+    return kept
+
+
+def _sample_deal(rules: Rules, seat: int, r: RoundRecord, rng: random.Random, captures: bool, exclude: Mask = 0,
+                 ) -> Deal:  # fmt: skip
+    """A deal consistent with ``r``: the opponent's unplayed cards and the undrawn stock sampled uniformly (first
+    without the cards a model of the opponent rules out of its hand: ``captures`` and ``exclude``)."""
+    kept = _pools(r, captures, exclude)
+    unseen, need, pools, allowed = kept.unseen, kept.need, kept.pools, kept.allowed
     want = r.hand_yaku
     constructive = want is not None and want[0] != seat and need == 8
     for pool in pools:
@@ -279,20 +304,25 @@ class _Trail:
     cards: the opponent's hand, the stock and the round's entry in the deal list. A plain class: a compiled build is
     slow to build dataclasses."""
 
-    __slots__ = ("checks", "decisions", "end", "n", "start")
+    __slots__ = ("checked", "checks", "decisions", "end", "last", "n", "start")
 
     def __init__(self, start: State, n: int, decisions: list[tuple[State, Action, Mask, bool]], end: State) -> None:
         self.start, self.n, self.decisions, self.end = start, n, decisions, end
         self.checks: dict[Valuation, list[tuple[PlayCheck, Mask]]] = {}
+        self.last: Valuation | None = None
+        self.checked: list[tuple[PlayCheck, Mask]] = []
 
     def plays(self, valuation: Valuation) -> list[tuple[PlayCheck, Mask]]:
         """The opponent's plays from its hand, each as a :class:`PlayCheck` of ``valuation`` with the cards it had
-        played before it (built once a trail and valuation)."""
+        played before it (built once a trail and valuation; the last valuation asked is found without hashing)."""
+        if valuation is self.last:
+            return self.checked
         out = self.checks.get(valuation)
         if out is None:
             out = self.checks[valuation] = [
                 (PlayCheck(valuation, state, action), before) for state, action, before, play in self.decisions if play
             ]
+        self.last, self.checked = valuation, out
         return out
 
 

@@ -359,15 +359,26 @@ def round_ends(state: State, actions: list[Action], me: int, mine: Policy, their
     one call of the C round loop, without building a state. None for an action that itself ends the round (where
     the engine's ``apply`` would deal the next round: play that one with :func:`play_round`); None for all when the
     C round loop does not play this position (the pure engine, a rule or policy it does not know)."""
-    if _ROLLOUT is None or not _c_loop_on or state.phase is _PH_MATCH_OVER:
+    return _play_actions(state, me, [mine, theirs], [(a, 0) for a in actions])
+
+
+def round_ends_against(state: State, action: Action, me: int, mine: Policy, opponents: list[Policy],
+                       ) -> list[Ending | None] | None:  # fmt: skip
+    """:func:`round_ends` of one action, the other seat played by each of ``opponents`` (at most 8) in turn."""
+    return _play_actions(state, me, [mine, *opponents], [(action, j) for j in range(len(opponents))])
+
+
+def _play_actions(state: State, me: int, policies: list[Policy], jobs: list[tuple[Action, int]],
+                  ) -> list[Ending | None] | None:  # fmt: skip
+    """The C round loop's ``play_actions``: each job's action played, the other seat by ``policies[1 + j]``."""
+    if _ROLLOUT is None or not _c_loop_on or state.phase is _PH_MATCH_OVER or len(policies) > 9:
         return None
     packed = _pack_rules(state.rules)
-    me_policy = _pack_policy(mine)
-    other = _pack_policy(theirs)
-    if packed is None or me_policy is None or other is None:
+    packs = tuple(_pack_policy(p) for p in policies)
+    if packed is None or None in packs:
         return None
-    out = _ROLLOUT.play_actions(packed, (me_policy, other), me, _position(state), state.stock,
-                                tuple((_ACTION_CODE[a.kind], a.card, a.target) for a in actions))  # fmt: skip
+    work = tuple((_ACTION_CODE[a.kind], a.card, a.target, j) for a, j in jobs)
+    out = _ROLLOUT.play_actions(packed, packs, me, _position(state), state.stock, work)
     if out is None:
         return None
     return [None if end is None else (end[0], end[1], _REASONS[end[2]]) for end in out]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import Final
 
-from referee.engine.policies import Ending, Policy, play_round, round_ends
+from referee.engine.policies import Ending, Policy, play_round, round_ends, round_ends_against
 from referee.engine.rules import Rules
 from referee.engine.state import Action, Phase, State, apply, legal_actions, new_match, settle
 
@@ -115,7 +115,7 @@ class MatchOdds:
         without building it."""
         winner, points, reason = end
         scores, over, match_winner, dealer = settle(state.rules, state.scores, state.dealer, state.first_dealer,
-                                                    state.round, winner if winner >= 0 else None, points, reason)
+                                                    state.round, winner if winner >= 0 else None, points, reason)  # fmt: skip
         return self._between(scores, over, match_winner, state.rules.rounds - state.round, dealer, me)
 
     def _between(self, scores: tuple[int, int], over: bool, winner: int | None, left: int, dealer: int,
@@ -148,3 +148,19 @@ def sample_values(state: State, actions: list[Action], alive: list[int], me: int
             values[i].append(odds.ending(state, end, me))
         else:
             values[i].append(odds.outcome(play_round(apply(state, actions[i], record=False), me, mine, theirs), me))
+
+
+def values_against(state: State, action: Action, me: int, mine: Policy, opponents: list[Policy],
+                   odds: MatchOdds) -> list[float]:  # fmt: skip
+    """``action`` played at ``state`` and its round played out against each of ``opponents`` (seat ``me`` by
+    ``mine``), each valued by :meth:`MatchOdds.outcome`: in the compiled engine in one call of the C round loop
+    (:func:`round_ends_against`), the same values."""
+    ends = round_ends_against(state, action, me, mine, opponents) if len(opponents) <= 8 else None
+    out = []
+    for j, rival in enumerate(opponents):
+        end = ends[j] if ends is not None else None
+        if end is not None:
+            out.append(odds.ending(state, end, me))
+        else:
+            out.append(odds.outcome(play_round(apply(state, action, record=False), me, mine, rival), me))
+    return out

@@ -23,7 +23,7 @@ from referee.engine.rules import (
     TieBreak,
     rules_from_dict,
 )
-from referee.engine.simulate import MatchOdds, sample_values
+from referee.engine.simulate import MatchOdds, sample_values, values_against
 from referee.engine.state import settle
 from tests.engine.test_engine_build import COMPILED_BUILD, run_python
 
@@ -254,3 +254,29 @@ def test_the_search_s_sample_values_are_those_of_the_engine_loop() -> None:
         assert values == want
         checked += 1
     assert checked > 100
+
+
+@needs_c
+@pytest.mark.parametrize("preset", ["nintendo", "koikoi-japan"])
+def test_an_action_played_against_several_opponents_in_one_call_has_the_engine_loop_s_values(preset: str) -> None:
+    """simulate.values_against (the robust koi-koi call's rollouts: one action, the other seat played by each of
+    several policies, in one call) gives the values of the engine's loop, opponent by opponent, koi-koi calls and
+    card plays alike."""
+    rules = PRESETS[preset]
+    odds = MatchOdds(rules, {(4, True): 1, (-3, False): 2, (1, False): 2}, 0.5)
+    rng = random.Random(16)
+    calls = checked = 0
+    for state in positions(rules, 600, 17):
+        legal = legal_actions(state)
+        if state.is_over or len(legal) < 2:
+            continue
+        action = rng.choice(legal)
+        mine, me = rng.choice(FAMILY), state.to_move
+        opponents = rng.sample(FAMILY, rng.randint(1, 8))
+        got = values_against(state, action, me, mine, opponents, odds)
+        want = [odds.outcome(P.play_round_loop(apply(state, action, record=False), me, mine, rival), me)
+                for rival in opponents]  # fmt: skip
+        assert got == want
+        calls += state.phase is P.Phase.KOIKOI
+        checked += 1
+    assert checked > 200 and calls > 20
