@@ -177,7 +177,8 @@ RACERS = tuple(Policy(v, never) for v in VALUATIONS if v is not None)
 first yaku (after a koi-koi, an opponent's yaku that it cashes at once is what costs the caller most)."""
 
 
-PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024))
+PRUNE_AT = frozenset((6, 10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+                      6144, 8192, 12288, 16384))
 """Sample counts at which clearly worse actions stop being sampled (successive elimination)."""
 PRUNE_T = 3.0
 """An action is dropped when the leader beats it by this many standard errors of the paired differences."""

@@ -114,8 +114,10 @@ class MatchOdds:
         """:meth:`outcome` of the state in which ``state``'s round ends as ``end`` says (:func:`round_ends`),
         without building it."""
         winner, points, reason = end
-        scores, over, match_winner, dealer = settle(state.rules, state.scores, state.dealer, state.first_dealer,
-                                                    state.round, winner if winner >= 0 else None, points, reason)  # fmt: skip
+        rules = state.rules
+        won = winner if winner >= 0 else None
+        scores, over, match_winner, dealer = settle(rules, state.scores, state.dealer, state.first_dealer, state.round,
+                                                    won, points, reason)  # fmt: skip
         return self._between(scores, over, match_winner, state.rules.rounds - state.round, dealer, me)
 
     def _between(self, scores: tuple[int, int], over: bool, winner: int | None, left: int, dealer: int,
