@@ -515,3 +515,16 @@ def test_the_bot_file_loads_by_path_as_a_module_nobody_registered() -> None:
     spec.loader.exec_module(module)
     assert "search_bot_by_path" not in sys.modules
     assert module.Searcher(None, 4, 0).fit is None
+
+
+def test_the_choices_benchmark_prints_the_same_hash_with_either_round_loop() -> None:
+    # The search's rollouts in C (one call a sample, the koi-koi call's against five opponents in one call) and in
+    # the engine's own loop choose alike at every decision of the matches it plays, koi-koi calls included.
+    command = [sys.executable, str(ROOT / "benchmarks" / "choices.py"), "--samples", "24"]
+    outputs = []
+    for extra in ([], ["--loop"]):
+        run = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=300, check=False)
+        assert run.returncode == 0, run.stderr
+        assert re.fullmatch(r"\d{3,} decisions, 24 samples each: [0-9a-f]{16}\n", run.stdout), run.stdout
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1]
