@@ -383,7 +383,7 @@ def test_the_opponent_of_the_rollouts_cashes_a_stop_that_wins_the_match(model: s
 
 
 class _Rival:
-    """An opponent that never plays: the patched rollout below values every rollout against it ``value``."""
+    """An opponent that never plays: the patched rollouts below value every rollout against it ``value``."""
 
     def __init__(self, value: float) -> None:
         self.value = value
@@ -394,13 +394,13 @@ _SURE, _HOPELESS = _Rival(1.0), _Rival(0.0)
 
 def test_the_robust_koikoi_call_values_koikoi_against_the_worst_opponent(monkeypatch: pytest.MonkeyPatch) -> None:
     # Koi-koi is called only when its mean against every opponent (the model's and the racers') beats stopping.
-    real = search_bot.rollout
+    real = search_bot.values_against
 
-    def rollout(state: State, me: int, odds: MatchOdds, opponent: Any = search_bot.GREEDY_POLICY,
-                mine: Any = search_bot.GREEDY_POLICY) -> float:  # fmt: skip
-        return opponent.value if isinstance(opponent, _Rival) else real(state, me, odds, opponent, mine)
+    def values_against(state: State, action: Any, me: int, mine: Any, opponents: list[Any],
+                       odds: MatchOdds) -> list[float]:  # fmt: skip
+        return [o.value if isinstance(o, _Rival) else real(state, action, me, mine, [o], odds)[0] for o in opponents]
 
-    monkeypatch.setattr(search_bot, "rollout", rollout)
+    monkeypatch.setattr(search_bot, "values_against", values_against)
     state, searcher = koikoi_decision(8)
     request = koikoi_request(state)
     monkeypatch.setattr(search_bot, "RACERS", (_SURE,))
