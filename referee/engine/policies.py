@@ -11,7 +11,9 @@ capture piles, the scores), never the opponent's hand or the stock. The family:
 - koi-koi rules (:data:`KOIKOI_RULES`): :func:`cautious` (the greedy heuristic's), :func:`never`, :func:`bold`;
   :func:`cashing` makes any of them stop where stopping wins the match.
 
-:func:`greedy_action` is the greedy heuristic, move for move; :func:`play_round` plays a round out with two policies.
+:func:`greedy_action` is the greedy heuristic, move for move; :func:`play_round` plays a round out with two policies,
+:func:`round_ends` the rounds after each of several first actions at once; :class:`PlayCheck` tells for any hand
+whether a valuation makes a play (a model of the opponent's hidden hand).
 Standard library only, no I/O.
 """
 
