@@ -356,9 +356,9 @@ def test_a_sample_put_into_the_replayed_round_is_the_replay_of_that_sample(rules
     sample, field for field, is the round replayed action by action on the sample's own deal; the observer is shown
     the states of that replay at the opponent's decisions, with their actions; and a sample said to agree with a
     model of the opponent has the model make every play of the opponent in that replay. With and without a model,
-    agreeing or not."""
+    agreeing or not; a valuation as the model (its card play) with and without an observer."""
     rules = PRESETS[rules_name]
-    models = (None, GREEDY_POLICY.model, lambda s: legal_actions(s)[-1])
+    models = (None, GREEDY_POLICY.model, lambda s: legal_actions(s)[-1], GREEDY)  # GREEDY: its card play
     compared = disagreed = observed = 0
     for seed in range(4):
         state = new_match(rules, seed)
@@ -371,7 +371,7 @@ def test_a_sample_put_into_the_replayed_round_is_the_replay_of_that_sample(rules
                     records[seat].add(visible_event(event, seat))
             for seat in (0, 1):
                 for k in range(3):
-                    model = models[(steps + k) % 3]
+                    model = models[(steps + k) % 4]
                     shown: list[tuple[State, Action]] = []
 
                     def watch(s: State, action: Action, into: list[tuple[State, Action]] = shown) -> None:
@@ -389,7 +389,9 @@ def test_a_sample_put_into_the_replayed_round_is_the_replay_of_that_sample(rules
                             assert action == real and every_field(got) == every_field(want)
                         observed += len(seen)
                     if model is not None and records[seat].agreed:
-                        assert all(model(s) == a for s, a in seen if s.phase is Phase.PLAY)
+                        choose = GREEDY_POLICY.model if model is GREEDY else model
+                        assert callable(choose)
+                        assert all(choose(s) == a for s, a in seen if s.phase is Phase.PLAY)
                     compared += 1
                     disagreed += not records[seat].agreed
             legal = legal_actions(state)
