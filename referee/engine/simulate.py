@@ -114,10 +114,9 @@ class MatchOdds:
         """:meth:`outcome` of the state in which ``state``'s round ends as ``end`` says (:func:`round_ends`),
         without building it."""
         winner, points, reason = end
-        rules = state.rules
         won = winner if winner >= 0 else None
-        scores, over, match_winner, dealer = settle(rules, state.scores, state.dealer, state.first_dealer, state.round,
-                                                    won, points, reason)  # fmt: skip
+        scores, over, match_winner, dealer = settle(state.rules, state.scores, state.dealer, state.first_dealer,
+                                                    state.round, won, points, reason)  # fmt: skip
         return self._between(scores, over, match_winner, state.rules.rounds - state.round, dealer, me)
 
     def _between(self, scores: tuple[int, int], over: bool, winner: int | None, left: int, dealer: int,
@@ -145,11 +144,7 @@ def sample_values(state: State, actions: list[Action], alive: list[int], me: int
     the same value)."""
     ends = round_ends(state, [actions[i] for i in alive], me, mine, theirs)
     for k, i in enumerate(alive):
-        end = ends[k] if ends is not None else None
-        if end is not None:
-            values[i].append(odds.ending(state, end, me))
-        else:
-            values[i].append(odds.outcome(play_round(apply(state, actions[i], record=False), me, mine, theirs), me))
+        values[i].append(_valued(state, actions[i], ends[k] if ends is not None else None, me, mine, theirs, odds))
 
 
 def values_against(state: State, action: Action, me: int, mine: Policy, opponents: list[Policy],
@@ -157,12 +152,14 @@ def values_against(state: State, action: Action, me: int, mine: Policy, opponent
     """``action`` played at ``state`` and its round played out against each of ``opponents`` (seat ``me`` by
     ``mine``), each valued by :meth:`MatchOdds.outcome`: in the compiled engine in one call of the C round loop
     (:func:`round_ends_against`), the same values."""
-    ends = round_ends_against(state, action, me, mine, opponents) if len(opponents) <= 8 else None
-    out = []
-    for j, rival in enumerate(opponents):
-        end = ends[j] if ends is not None else None
-        if end is not None:
-            out.append(odds.ending(state, end, me))
-        else:
-            out.append(odds.outcome(play_round(apply(state, action, record=False), me, mine, rival), me))
-    return out
+    ends = round_ends_against(state, action, me, mine, opponents)
+    return [_valued(state, action, ends[j] if ends is not None else None, me, mine, rival, odds)
+            for j, rival in enumerate(opponents)]  # fmt: skip
+
+
+def _valued(state: State, action: Action, end: Ending | None, me: int, mine: Policy, theirs: Policy,
+            odds: MatchOdds) -> float:  # fmt: skip
+    """The value of ``action``'s round: from its end where the C round loop gave one, else played by the engine."""
+    if end is not None:
+        return odds.ending(state, end, me)
+    return odds.outcome(play_round(apply(state, action, record=False), me, mine, theirs), me)
