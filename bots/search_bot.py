@@ -414,7 +414,6 @@ class Searcher:
                   + (f"; model {self.opponent.describe()}" if self.mixture else ""), file=sys.stderr)  # fmt: skip
         return answers[best]
 
-
     def koikoi(self, state: State, opponent: Policy, record: Record,
                rng: random.Random, odds: MatchOdds, started: float, deadline: float, cpu_deadline: float,
                ) -> Message:  # fmt: skip

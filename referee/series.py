@@ -318,6 +318,7 @@ def _log_dir(setup: PlaySetup) -> Path:
     _make_folder(folder, " the bots' log folder")
     return folder
 
+
 def _seat(spec: str, log_dir: Path | None, limits: Limits, logs: list[Path | None]) -> SeatFactory:
     """The seat factory of ``spec`` (a person, or a bot whose current stderr log is kept in ``logs``)."""
     from referee.seats.human import HumanSeat, human_name, is_human

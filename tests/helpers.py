@@ -214,7 +214,6 @@ def sandbox_problem() -> str | None:
     return None
 
 
-
 @dataclass
 class Run:
     """One referee run: its exit status and output, the attack bot's verdicts, what it left running."""
@@ -391,7 +390,6 @@ def deal_of(order: list[int]) -> Deal:
     deck = order + [c for c in range(48) if c not in order]
     return Deal((sum(1 << c for c in deck[0:8]), sum(1 << c for c in deck[8:16])), sum(1 << c for c in deck[16:24]),
                 tuple(deck[24:]))  # fmt: skip
-
 
 
 # Tournament building blocks without bots (tests/tournament/).

@@ -319,7 +319,6 @@ class Policy:
         return self.act(state, legal_actions(state))
 
 
-
 GREEDY_POLICY = Policy(GREEDY, cautious)
 """The greedy heuristic: the ``greedy`` valuation and the :func:`cautious` koi-koi rule."""
 

@@ -193,6 +193,7 @@ def new_match(
 def _can_match(hand: Mask, field: Mask) -> bool:
     return bool(field & months_of(hand))
 
+
 def legal_actions(state: State) -> list[Action]:
     """The legal actions, sorted; empty only when the match is over."""
     phase = state.phase
@@ -217,6 +218,7 @@ def legal_actions(state: State) -> list[Action]:
     if phase is _PH_KOIKOI:
         return [STOP, KOIKOI]
     return []
+
 
 def _fields(action: object) -> tuple[object, object, object] | None:
     """The fields of an :class:`Action` as plain objects: a compiled build would check their types on access."""
@@ -498,6 +500,8 @@ def _next_deal(s: State) -> Dealt:
         deal = s.deals[i]
         return deal.hands, deal.field, deal.stock
     return shuffled_parts(s.seed, i)
+
+
 def _begin_round(s: State, events: list[Event] | None) -> None:
     """Deal the round in ``s.round`` (redealing as needed); hand yaku end it at once."""
     rules = s.rules

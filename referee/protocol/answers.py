@@ -251,7 +251,6 @@ def check_action(line: bytes | str | BotHello | BotAction, request_id: int, lega
     return legal_action(parse_answer(line, request_id), legal)
 
 
-
 def check_answer(line: bytes, request: Request) -> int:
     """The position in ``request.legal`` of the action the bot's answer ``line`` names: read without a model when
     it is a well-formed, legal answer (the hot path), else parsed to say what is wrong.

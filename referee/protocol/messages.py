@@ -327,8 +327,6 @@ def public_event_message(event: ev.PublicEvent) -> dict[str, Any]:
     return msg
 
 
-
-
 def full_event_message(event: ev.Event) -> dict[str, Any]:
     """An event line with full information (both hands, the stock order): the replay's form, never for a seat."""
     msg: dict[str, Any] = {"type": "event"}

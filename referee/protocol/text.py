@@ -167,7 +167,6 @@ def event_text(event: ev.Event, seat: int) -> str:
     return public_event_text(public)
 
 
-
 _NO_MESSAGE: dict[str, Any] = {}  # a seat that writes encoded lines only reads no message
 
 

@@ -46,8 +46,6 @@ class LineError(RefereeError):
         self.message = message
 
 
-
-
 class _Bad(Exception):
     """The line is malformed (message without the line number)."""
 

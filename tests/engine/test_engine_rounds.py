@@ -65,7 +65,6 @@ def snapshot(state: State) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the hand and draw steps
 
 
-
 @pytest.mark.parametrize("name", [G, C, K])
 def test_two_matches_in_the_hand_step_let_the_player_choose(name: str) -> None:
     s = start(name, deal(**MATCHING, stock=["iris-ribbon"]))
@@ -160,7 +159,6 @@ def test_guide_must_match_from_the_hand_when_it_can() -> None:
 
 
 # --------------------------------------------------------------------------------------------- koi-koi
-
 
 
 @pytest.mark.parametrize("name", [G, C, K])

@@ -235,7 +235,6 @@ def test_the_bots_match_odds_are_a_fair_chance_to_win(rules: str) -> None:
         assert odds.value(2 * preset.starting_points, preset.rounds, False) == 1.0
 
 
-
 def watch(opponent: Policy, rounds: int, seed: int, model: str = "mixture") -> search_bot.Searcher:
     """A searcher in seat 1 that saw ``rounds`` rounds of greedy (its seat) against ``opponent`` (the other seat)."""
     rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
