@@ -36,7 +36,8 @@ twice, split or drawn, or lost twice (a split pair: the seat, not the player, de
 
 Standard output, and with ``--json FILE`` each player's results game by game (rewritten after each player): the
 input of ``benchmarks/paired.py``, which compares two players, or two runs, on the same deals. Every choice is
-seeded (by the deal and the seat), so a run repeats exactly.
+seeded (by the deal and the seat), so a run repeats exactly. Progress goes to standard error: a line every
+twentieth of the deal pairs (the player, the pairs played, its score rate so far).
 """
 
 from __future__ import annotations
@@ -284,8 +285,14 @@ def main() -> int:
             player = Solver(args.samples, args.solve_at)
         else:
             player = Search(args.samples, name != "uniform", choose if name == "exact" else None)
-        seeds = range(args.first, args.first + args.deals)
-        results = [[play(player, choose, args.rules, seed, me) for me in (0, 1)] for seed in seeds]
+        results: list[list[float]] = []
+        step = max(1, args.deals // 20)
+        for seed in range(args.first, args.first + args.deals):
+            results.append([play(player, choose, args.rules, seed, me) for me in (0, 1)])
+            if len(results) % step == 0 or len(results) == args.deals:
+                so_far = sum(map(sum, results)) / (2 * len(results))
+                print(f"{name}: {len(results)}/{args.deals} deal pairs, {100 * so_far:.1f}% so far, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
         flat = [r for pair in results for r in pair]
         n = len(flat)
         rate = sum(flat) / n

@@ -484,6 +484,7 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
     assert set(rows) == {"uniform", "known", "exact", "bot", "solver", "omniscient"}
     assert "search:" not in run.stderr  # the bot's search never fell back to greedy
+    assert all(f"{name}: 2/2 deal pairs, " in run.stderr for name in rows)  # the progress, on standard error
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"], rows["solver"])
 
 
