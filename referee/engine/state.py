@@ -442,8 +442,7 @@ def settle(
         a, b = scores
         loss = points if rules.transfer_points else 0
         scores = (a + points, b - loss) if winner == 0 else (a - loss, b + points)
-    broke = rules.end_when_broke and min(scores) <= 0
-    if broke or round_no >= rules.rounds:
+    if _broke(rules, scores) or round_no >= rules.rounds:
         a, b = scores
         if a != b:
             return scores, True, 0 if a > b else 1, dealer
@@ -459,6 +458,11 @@ def settle(
     elif winner is None and rules.pass_deal_when_nobody_wins:
         dealer = 1 - dealer
     return scores, False, None, dealer
+
+
+def _broke(rules: Rules, scores: tuple[int, int]) -> bool:
+    """Whether ``scores`` end the match under ``end_when_broke`` (a player with no points left)."""
+    return rules.end_when_broke and min(scores) <= 0
 
 
 def _end_round(
@@ -482,8 +486,7 @@ def _end_round(
         s.phase = _PH_MATCH_OVER
         s.pending = -1
         if events is not None:
-            broke = rules.end_when_broke and min(s.scores) <= 0
-            events.append(ev.MatchEnd(s.winner, s.scores, s.round, "broke" if broke else "rounds"))
+            events.append(ev.MatchEnd(s.winner, s.scores, s.round, "broke" if _broke(rules, s.scores) else "rounds"))
         return
     s.dealer = dealer
     s.round += 1
