@@ -15,6 +15,8 @@ seat, with one of these players:
 - ``bot``: the search bot itself (``bots/search_bot.py`` with its defaults: its model of the opponent, its koi-koi
   valuation, its successive elimination), ``--samples`` samples a decision instead of a time budget, told only
   the events of its seat, as in a match. Where it scores above ``uniform``, what it infers pays;
+- ``portfolio``: the search bot with ``--continuations all``: each action valued by its best continuation among
+  the family's policies (``PORTFOLIO`` in ``bots/search_bot.py``), each sampled on every sample;
 - ``solver``: the ``known`` search, but once its hand holds ``--solve-at`` cards or fewer it values each action on
   each sample by the best line of the rest of the round on that sample (a depth-first search over its own choices,
   the opponent's answers those of the search's rollout policy) instead of a rollout: perfect-information Monte Carlo
@@ -67,7 +69,7 @@ greedy_bot: Any = importlib.import_module("greedy_bot")
 OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
 """The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
 
-PLAYERS = ("uniform", "known", "exact", "bot", "solver", "omniscient")
+PLAYERS = ("uniform", "known", "exact", "bot", "portfolio", "solver", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -186,14 +188,15 @@ class Solver(Search):
 class Bot:
     """The search bot, as ``bots/search_bot.py`` plays (its ``Searcher``), at a fixed number of samples."""
 
-    def __init__(self, samples: int) -> None:
+    def __init__(self, samples: int, continuations: str = "greedy") -> None:
         self.samples = samples
+        self.continuations = continuations
         self.searcher: Any = None
         self.asked = 0
 
     def start(self, state: State, me: int, seed: int) -> None:
         """A new match on deal ``seed``, in seat ``me``."""
-        self.searcher = search_bot.Searcher(None, self.samples, seed)
+        self.searcher = search_bot.Searcher(None, self.samples, seed, continuations=self.continuations)
         self.searcher.observe({"type": "hello", "seat": me + 1, "rules": state.rules.to_dict()})
 
     def see(self, state: State, me: int) -> None:
@@ -260,7 +263,7 @@ def main() -> int:
     parser.add_argument("--first", type=int, default=0, help="the first deal's seed (default 0): seeds FIRST..")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
     parser.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS),
-                        help="players (default all six)")
+                        help="players (default all seven)")
     parser.add_argument("--solve-at", type=int, default=8,
                         help="the solver's hand size from which it plans the rest of the round (default 8: all of it)")
     parser.add_argument("--json", type=Path, metavar="FILE",
@@ -279,8 +282,8 @@ def main() -> int:
         started = time.perf_counter()
         if name == "omniscient":
             player: Search | Bot | Omniscient = Omniscient(choose)
-        elif name == "bot":
-            player = Bot(args.samples)
+        elif name in ("bot", "portfolio"):
+            player = Bot(args.samples, "all" if name == "portfolio" else "greedy")
         elif name == "solver":
             player = Solver(args.samples, args.solve_at)
         else:

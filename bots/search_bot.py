@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A strong koikoi/1 house bot: determinized Monte Carlo search over the referee's own rules engine.
 
-Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--model M] [--koikoi K] [--stats]
-[--name NAME]`` (needs the
+Run: ``python3 bots/search_bot.py [--ms N] [--playouts N] [--seed N] [--model M] [--koikoi K]
+[--continuations C] [--stats] [--name NAME]`` (needs the
 ``referee`` package: installed, or this file inside the repository). It speaks the protocol through
 :mod:`referee.bot`.
 
@@ -28,6 +28,12 @@ round is the match outcome when the match is over (win 1, draw 1/2, loss 0), oth
 match from the new scores, the rounds left and who deals, read from a table computed from the rules
 (:class:`~referee.engine.simulate.MatchOdds`, over the round results of 2,000 rounds of greedy self-play, built at
 ``hello``). It plays the action with the best mean.
+
+Its own play after the first action (``--continuations``): the greedy heuristic (``greedy``, the default), or a
+portfolio of the family's policies (:data:`PORTFOLIO`, ``all``; ``auto`` from ``--ms`` :data:`PORTFOLIO_MS`): each
+action's round is played out with each of them on every sample, and an action is worth its best continuation's
+mean. Each continuation plays on its seat's view alone, so the best of them is a plan the bot could follow; the
+portfolio is how more time buys a search of its own later moves.
 
 Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
 koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
@@ -90,6 +96,7 @@ from referee.engine.policies import (
     VALUATIONS,
     KoikoiRule,
     Policy,
+    bold,
     cashing,
     cautious,
     never,
@@ -112,6 +119,13 @@ opponent's koi-koi calls, a family weighted by all its choices, or the greedy he
 OWN_KOIKOI = {"cautious": Policy(GREEDY, cashing(cautious)), "never": Policy(GREEDY, never)}
 """Its own play in its rollouts (``--rollout-koikoi``): the greedy heuristic, with its koi-koi rule (but stopping
 where that wins the match) or stopping at every yaku."""
+CONTINUATIONS = ("greedy", "all", "auto")
+"""Its own play after the first action in its rollouts (``--continuations``): the ``--rollout-koikoi`` policy alone,
+every policy of :data:`PORTFOLIO` (an action is worth its best mean over them), or all of them when the CPU budget
+of a decision is at least :data:`PORTFOLIO_MS` (``auto``)."""
+PORTFOLIO_MS = 500
+"""The ``--ms`` from which ``--continuations auto`` plays the whole portfolio: about five times the samples a
+decision of 100 ms, so that each continuation is sampled about as often as the single one at 100 ms."""
 CASHING: dict[KoikoiRule, KoikoiRule] = {rule: cashing(rule) for _, rule in KOIKOI_RULES}
 """Each koi-koi rule of the opponent model, stopping where that wins the match: the model's opponent cashes a
 winning stop, whatever its rule."""
@@ -172,6 +186,15 @@ def wire(action: Action) -> dict[str, Any]:
     return {"koikoi": action.kind is ActionKind.KOIKOI}
 
 
+PORTFOLIO = (
+    OWN_KOIKOI["cautious"],
+    *(Policy(v, OWN_KOIKOI["cautious"].koikoi) for v in VALUATIONS[1:] if v is not None),
+    Policy(GREEDY, cashing(bold)),
+)
+"""Its own continuations with ``--continuations all``: each valuation of the family with the greedy heuristic's
+koi-koi rule, and the greedy valuation playing on while it holds two cards; each stops where stopping wins the
+match. Each plays on its seat's view alone, so an action's best continuation is one it could follow."""
+
 RACERS = tuple(Policy(v, never) for v in VALUATIONS if v is not None)
 """The opponents a koi-koi call is valued against (``--koikoi robust``): each valuation of the family, stopping at its
 first yaku (after a koi-koi, an opponent's yaku that it cashes at once is what costs the caller most)."""
@@ -197,6 +220,15 @@ def prune(values: list[list[float]], alive: list[int]) -> list[int]:
         if i == lead or mean <= PRUNE_T * math.sqrt(var / n):
             keep.append(i)
     return keep
+
+
+def best_series(values: list[list[list[float]]], alive: list[int]) -> list[list[float]]:
+    """Each action's values (``values[k][i]``: continuation ``k``, action ``i``) under its best continuation so far
+    (the highest sum); the actions not in ``alive`` keep an empty series."""
+    series: list[list[float]] = [[] for _ in values[0]]
+    for i in alive:
+        series[i] = max((v[i] for v in values), key=sum)
+    return series
 
 
 def fallback(request: Message) -> Message:
@@ -248,6 +280,7 @@ class Searcher:
         koikoi: str = "robust",
         rollout_koikoi: str = "cautious",
         opponent_koikoi: str = "cashing",
+        continuations: str = "greedy",
     ) -> None:
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
@@ -256,6 +289,8 @@ class Searcher:
         self.robust = koikoi == "robust"
         self.mine = OWN_KOIKOI[rollout_koikoi]
         self.cashing = opponent_koikoi == "cashing"
+        portfolio = continuations == "all" or (continuations == "auto" and (ms or 0) >= PORTFOLIO_MS and not wall)
+        self.continuations = (self.mine, *PORTFOLIO[1:]) if portfolio else (self.mine,)
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
@@ -385,17 +420,19 @@ class Searcher:
             raise RuntimeError("the rebuilt state's legal actions differ from the request's")
         if self.robust and state.phase is Phase.KOIKOI:
             return self.koikoi(state, opponent, record, rng, odds, started, deadline, cpu_deadline)
-        values: list[list[float]] = [[] for _ in actions]
+        own = self.continuations
+        values: list[list[list[float]]] = [[[] for _ in actions] for _ in own]  # by continuation, then action
         alive = list(range(len(actions)))
         samples = rollouts = 0
         cpu_started = last_cpu = time.process_time()
         last = time.perf_counter()
         while True:
-            sample_values(state, actions, alive, me, self.mine, opponent, odds, values)  # rollout() of each action
+            for k, mine in enumerate(own):
+                sample_values(state, actions, alive, me, mine, opponent, odds, values[k])  # rollout() of each action
             samples += 1
-            rollouts += len(alive)
+            rollouts += len(alive) * len(own)
             if samples in PRUNE_AT and len(alive) > 1:
-                alive = prune(values, alive)
+                alive = prune(best_series(values, alive), alive)
                 if len(alive) == 1:
                     break  # the others are clearly worse: the rest of the budget would not change the choice
             if self.playouts is not None and samples >= self.playouts:
@@ -405,12 +442,13 @@ class Searcher:
                 break  # one more sample (as long as the last one) would not fit
             last, last_cpu = now, cpu
             state, opponent = self.sample(record, rng)
-        best = max(alive, key=lambda i: sum(values[i]))
+        series = best_series(values, alive)
+        best = max(alive, key=lambda i: sum(series[i]))
         if self.stats:
             print(f"search: {samples} samples, {rollouts} rollouts, {len(alive)} of {len(actions)} actions left, "
                   f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
                   f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, "
-                  f"{actions[best]} {sum(values[best]) / samples:.3f}"
+                  f"{actions[best]} {sum(series[best]) / samples:.3f}"
                   + (f"; model {self.opponent.describe()}" if self.mixture else ""), file=sys.stderr)  # fmt: skip
         return answers[best]
 
@@ -480,10 +518,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponent-koikoi", choices=("cashing", "model"), default="cashing",
                         help="the opponent's koi-koi calls in its rollouts: the model's rule, but stopping where that "
                         "wins the match (cashing, the default), or the model's rule alone")
+    parser.add_argument("--continuations", choices=CONTINUATIONS, default="greedy",
+                        help="its own play after the first action in its rollouts: the greedy heuristic (greedy, "
+                        "the default), the best of a portfolio of the family's policies for each action (all), or "
+                        f"the portfolio from --ms {PORTFOLIO_MS} (auto)")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,
-                        args.koikoi, args.rollout_koikoi, args.opponent_koikoi)
+                        args.koikoi, args.rollout_koikoi, args.opponent_koikoi, args.continuations)
     return run(searcher.choose, name=args.name, version="1.0", observe=searcher.observe)
 
 

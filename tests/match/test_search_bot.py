@@ -482,7 +482,7 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
         if m:
             rows[m[1]] = float(m[5])
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
-    assert set(rows) == {"uniform", "known", "exact", "bot", "solver", "omniscient"}
+    assert set(rows) == {"uniform", "known", "exact", "bot", "portfolio", "solver", "omniscient"}
     assert "search:" not in run.stderr  # the bot's search never fell back to greedy
     assert all(f"{name}: 2/2 deal pairs, " in run.stderr for name in rows)  # the progress, on standard error
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"], rows["solver"])
@@ -528,3 +528,64 @@ def test_the_choices_benchmark_prints_the_same_hash_with_either_round_loop() -> 
         assert re.fullmatch(r"\d{3,} decisions, 24 samples each: [0-9a-f]{16}\n", run.stdout), run.stdout
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1]
+
+
+def test_an_actions_best_continuation_is_its_series() -> None:
+    values = [[[0.6, 0.6], [0.5, 0.5], []], [[0.1, 0.1], [0.9, 0.8], []]]  # [continuation][action][sample]
+    assert search_bot.best_series(values, [0, 1]) == [[0.6, 0.6], [0.9, 0.8], []]
+    assert search_bot.best_series(values, [1]) == [[], [0.9, 0.8], []]
+
+
+def play_decision() -> tuple[State, dict[str, Any], list[dict[str, Any]]]:
+    """The first decision of a match: its state, the request and the legal actions on the wire."""
+    rules = PRESETS["koikoi-japan"]
+    state = new_match(rules, 2, first_dealer=0)
+    legal = [search_bot.wire(a) for a in legal_actions(state)]
+    request = {"type": "request", "id": 1, "decision": "play", "view": {}, "legal": legal,
+               "time": {"move_ms": 600000, "bank_ms": 0}}  # fmt: skip
+    return state, request, legal
+
+
+@pytest.mark.parametrize("continuations", ["greedy", "all"])
+def test_with_the_portfolio_an_action_is_worth_its_best_continuation(monkeypatch: pytest.MonkeyPatch,
+                                                                    continuations: str) -> None:  # fmt: skip
+    # Action 0 is the better one under the greedy continuation, action 1 under the portfolio's third policy: the
+    # search with the greedy continuation alone plays action 0, with the portfolio action 1.
+    state, request, legal = play_decision()
+    searcher = search_bot.Searcher(None, 40, 0, continuations=continuations)
+    searcher.observe({"type": "hello", "seat": 1, "rules": state.rules.to_dict()})
+    for event in state.events:
+        searcher.observe({"type": "event", **seat_event(event, 0)})
+    assert len(searcher.continuations) == (len(search_bot.PORTFOLIO) if continuations == "all" else 1)
+    seen: list[Any] = []
+
+    def sample_values(state: State, actions: list[Any], alive: list[int], me: int, mine: Policy, theirs: Policy,
+                      odds: MatchOdds, values: list[list[float]]) -> None:  # fmt: skip
+        seen.append(mine)
+        third = mine is search_bot.PORTFOLIO[2]
+        for i in alive:
+            values[i].append({0: 0.6, 1: 0.9 if third else 0.5}.get(i, 0.1))
+
+    monkeypatch.setattr(search_bot, "sample_values", sample_values)
+    answer = searcher.choose(request)
+    assert answer == legal[1 if continuations == "all" else 0]
+    assert set(map(id, seen)) == set(map(id, searcher.continuations))  # every continuation, on the same samples
+
+
+def test_the_portfolio_is_played_from_its_cpu_budget() -> None:
+    assert len(search_bot.Searcher(search_bot.PORTFOLIO_MS, None, 0, continuations="auto").continuations) == 5
+    assert len(search_bot.Searcher(search_bot.PORTFOLIO_MS - 1, None, 0, continuations="auto").continuations) == 1
+    assert len(search_bot.Searcher(None, None, 0, continuations="auto").continuations) == 1
+    assert len(search_bot.Searcher(100, None, 0).continuations) == 1  # the default: the greedy continuation
+    assert len(set(search_bot.PORTFOLIO)) == len(search_bot.PORTFOLIO)
+    assert all(p.valuation is not None for p in search_bot.PORTFOLIO)
+
+
+def test_it_plays_whole_matches_with_the_portfolio(referee_exe: Path) -> None:
+    search = f"{sys.executable} {BOT} --ms 30 --seed 1 --continuations all"
+    greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
+    results = play(referee_exe, [search, greedy], "--rules", "nintendo", "--rounds", "2", "--seed", "7")
+    results += play(referee_exe, [greedy, search], "--rules", "nintendo", "--rounds", "2", "--seed", "7")
+    for result in results:
+        assert result["forfeit"] is None
+        assert "search" in result["names"]
