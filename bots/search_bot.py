@@ -32,8 +32,9 @@ match from the new scores, the rounds left and who deals, read from a table comp
 Its own play after the first action (``--continuations``): the greedy heuristic (``greedy``, the default), or a
 portfolio of the family's policies (:data:`PORTFOLIO`, ``all``; ``auto`` from ``--ms`` :data:`PORTFOLIO_MS`): each
 action's round is played out with each of them on every sample, and an action is worth its best continuation's
-mean. Each continuation plays on its seat's view alone, so the best of them is a plan the bot could follow; the
-portfolio is how more time buys a search of its own later moves.
+mean; its koi-koi call is then worth the best of :data:`KOIKOI_PORTFOLIO` (greedy with each koi-koi rule of the
+family) against its worst opponent. Each continuation plays on its seat's view alone, so the best of them is a
+plan the bot could follow; the portfolio is how more time buys a search of its own later moves.
 
 Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
 koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
@@ -195,6 +196,10 @@ PORTFOLIO = (
 koi-koi rule, and the greedy valuation playing on while it holds two cards; each stops where stopping wins the
 match. Each plays on its seat's view alone, so an action's best continuation is one it could follow."""
 
+KOIKOI_PORTFOLIO = (OWN_KOIKOI["cautious"], OWN_KOIKOI["never"], Policy(GREEDY, cashing(bold)))
+"""Its own continuations after a koi-koi call with ``--continuations all``: the greedy heuristic with each koi-koi
+rule of the family (greedy's, stopping at its next yaku, playing on while it holds two cards)."""
+
 RACERS = tuple(Policy(v, never) for v in VALUATIONS if v is not None)
 """The opponents a koi-koi call is valued against (``--koikoi robust``): each valuation of the family, stopping at its
 first yaku (after a koi-koi, an opponent's yaku that it cashes at once is what costs the caller most)."""
@@ -291,6 +296,7 @@ class Searcher:
         self.cashing = opponent_koikoi == "cashing"
         portfolio = continuations == "all" or (continuations == "auto" and (ms or 0) >= PORTFOLIO_MS and not wall)
         self.continuations = (self.mine, *PORTFOLIO[1:]) if portfolio else (self.mine,)
+        self.after_call = (self.mine, *KOIKOI_PORTFOLIO[1:]) if portfolio else (self.mine,)
         self.opponent = OpponentModel()
         self.record: Record | None = None
         self.rules: Rules | None = None
@@ -457,20 +463,24 @@ class Searcher:
                ) -> Message:  # fmt: skip
         """The robust koi-koi decision: stopping is worth its exact value; koi-koi is worth its mean over rollouts
         against the worst of the model and :data:`RACERS`, all on the same samples. Koi-koi only if that beats
-        stopping; the search ends early once the worst opponent's mean is clearly above or below."""
+        stopping; the search ends early once the worst opponent's mean is clearly above or below. With the
+        portfolio (``--continuations all``) its own play after the call is each of :data:`KOIKOI_PORTFOLIO` in
+        turn, and the call is worth the best of them against its worst opponent."""
         me = state.to_move
         stop = outcome(apply(state, STOP, record=False), me, odds)
         rivals = len(RACERS) + 1
-        values: list[list[float]] = [[] for _ in range(rivals)]
+        own = self.after_call
+        values: list[list[list[float]]] = [[[] for _ in range(rivals)] for _ in own]  # by continuation, opponent
         samples = 0
         cpu_started = last_cpu = time.process_time()
         last = time.perf_counter()
         while True:
-            for j, v in enumerate(values_against(state, KOIKOI, me, self.mine, [opponent, *RACERS], odds)):
-                values[j].append(v)  # rollout() of the call against each
+            for k, mine in enumerate(own):
+                for j, v in enumerate(values_against(state, KOIKOI, me, mine, [opponent, *RACERS], odds)):
+                    values[k][j].append(v)  # rollout() of the call against each
             samples += 1
             if samples in PRUNE_AT:
-                worst = min(values, key=sum)
+                worst = max((min(v, key=sum) for v in values), key=sum)
                 mean = sum(worst) / samples
                 sd = math.sqrt(sum((x - mean) ** 2 for x in worst) / (samples - 1))
                 if abs(mean - stop) > PRUNE_T * sd / math.sqrt(samples):
@@ -482,13 +492,14 @@ class Searcher:
                 break
             last, last_cpu = now, cpu
             state, opponent = self.sample(record, rng)
-        play_on = min(sum(v) for v in values) / samples
+        best = max(values, key=lambda v: min(sum(x) for x in v))
+        play_on = min(sum(v) for v in best) / samples
         choice = KOIKOI if play_on > stop else STOP
         if self.stats:
-            print(f"search: {samples} samples, {samples * rivals} rollouts, koi-koi call, "
+            print(f"search: {samples} samples, {samples * rivals * len(own)} rollouts, koi-koi call, "
                   f"{1000 * (time.perf_counter() - started):.0f} ms wall, "
                   f"{1000 * (time.process_time() - cpu_started):.0f} ms cpu, stop {stop:.3f}, koi-koi "
-                  + " ".join(f"{sum(v) / samples:.3f}" for v in values) + f" -> {choice}", file=sys.stderr)
+                  + " ".join(f"{sum(v) / samples:.3f}" for v in best) + f" -> {choice}", file=sys.stderr)
         return wire(choice)
 
 

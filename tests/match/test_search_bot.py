@@ -331,13 +331,13 @@ def test_the_hybrid_model_learns_the_koikoi_rule_and_plays_the_greedy_cards() ->
     assert sum(d is bold for d in draws) > 100  # drawn by the koi-koi weights, which favour what it saw
 
 
-def koikoi_decision(rounds: int) -> tuple[State, search_bot.Searcher]:
+def koikoi_decision(rounds: int, continuations: str = "greedy") -> tuple[State, search_bot.Searcher]:
     """The first koi-koi decision of seat 1 in greedy self-play under ``koikoi-japan`` cut to ``rounds`` rounds,
-    and a searcher (seat 1) that saw every event up to it."""
+    and a searcher (seat 1, with ``continuations``) that saw every event up to it."""
     rules = rules_from_dict({"base": "koikoi-japan", "rounds": rounds})
     for seed in range(100):
         state = new_match(rules, seed, first_dealer=0)
-        searcher = search_bot.Searcher(None, 24, 5)
+        searcher = search_bot.Searcher(None, 24, 5, continuations=continuations)
         searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
         while not state.is_over:
             for event in state.events:
@@ -589,3 +589,19 @@ def test_it_plays_whole_matches_with_the_portfolio(referee_exe: Path) -> None:
     for result in results:
         assert result["forfeit"] is None
         assert "search" in result["names"]
+
+
+@pytest.mark.parametrize("continuations", ["greedy", "all"])
+def test_with_the_portfolio_a_koikoi_call_is_worth_its_best_continuation(monkeypatch: pytest.MonkeyPatch,
+                                                                         continuations: str) -> None:  # fmt: skip
+    # After the call, the greedy heuristic's own koi-koi rule loses against one racer and stopping at the next yaku
+    # wins against every opponent: with the portfolio the call is made, with the greedy continuation alone it is not.
+    def values_against(state: State, action: Any, me: int, mine: Policy, opponents: list[Any],
+                       odds: MatchOdds) -> list[float]:  # fmt: skip
+        cashes = mine is search_bot.OWN_KOIKOI["never"]
+        return [1.0 if cashes or j != 2 else 0.0 for j in range(len(opponents))]
+
+    monkeypatch.setattr(search_bot, "values_against", values_against)
+    state, searcher = koikoi_decision(8, continuations)
+    assert len(searcher.after_call) == (len(search_bot.KOIKOI_PORTFOLIO) if continuations == "all" else 1)
+    assert searcher.choose(koikoi_request(state)) == {"koikoi": continuations == "all"}
