@@ -30,12 +30,12 @@ match from the new scores, the rounds left and who deals, read from a table comp
 ``hello``). It plays the action with the best mean.
 
 Its own play after the first action (``--continuations``): the greedy heuristic (``greedy``, the default), or a
-portfolio of the family's policies (:data:`PORTFOLIO`, ``all``): each
-action's round is played out with each of them on every sample, and an action is worth its best continuation's
-mean; its koi-koi call is then worth the best of :data:`KOIKOI_PORTFOLIO` (greedy with each koi-koi rule of the
-family) against its worst opponent. Each continuation plays on its seat's view alone, so the best of them is a
-plan the bot could follow. It costs about 1.3 times the time a sample and was not shown to play better
-(``bots/STRENGTH.md``), so the greedy continuation stays the default.
+portfolio of the family's policies (:data:`PORTFOLIO`, ``all``): each action's round is played out with each of
+them on every sample, and an action is worth its best continuation's mean; its koi-koi call is then worth the best
+of :data:`KOIKOI_PORTFOLIO` (greedy with each koi-koi rule of the family) against its worst opponent. Each
+continuation plays on its seat's view alone, so the best of them is a plan the bot could follow. It takes up to
+about twice the time for the same samples and was not shown to play better (``bots/STRENGTH.md``), so the greedy
+continuation stays the default.
 
 Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
 koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
