@@ -121,6 +121,9 @@ opponent's koi-koi calls, a family weighted by all its choices, or the greedy he
 OWN_KOIKOI = {"cautious": Policy(GREEDY, cashing(cautious)), "never": Policy(GREEDY, never)}
 """Its own play in its rollouts (``--rollout-koikoi``): the greedy heuristic, with its koi-koi rule (but stopping
 where that wins the match) or stopping at every yaku."""
+OPPONENT_KOIKOI = ("cashing", "model")
+"""The opponent's koi-koi calls in its rollouts (``--opponent-koikoi``): the model's rule but stopping where that
+wins the match, or the model's rule alone."""
 CONTINUATIONS = ("greedy", "all")
 """Its own play after the first action in its rollouts (``--continuations``): the ``--rollout-koikoi`` policy alone,
 or every policy of :data:`PORTFOLIO` (an action is worth its best mean over them)."""
@@ -284,6 +287,13 @@ class Searcher:
         opponent_koikoi: str = "cashing",
         continuations: str = "greedy",
     ) -> None:
+        options = (("model", model, MODELS), ("koikoi", koikoi, KOIKOI_VALUES),
+                   ("rollout_koikoi", rollout_koikoi, tuple(OWN_KOIKOI)),
+                   ("opponent_koikoi", opponent_koikoi, OPPONENT_KOIKOI),
+                   ("continuations", continuations, CONTINUATIONS))  # fmt: skip
+        for name, given, known in options:
+            if given not in known:
+                raise ValueError(f"{name} is one of {', '.join(known)}, not {given!r}")
         self.ms, self.playouts, self.seed, self.belief, self.wall = ms, playouts, seed, belief, wall
         self.stats = stats
         self.mixture = model == "mixture"
@@ -523,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollout-koikoi", choices=sorted(OWN_KOIKOI), default="cautious",
                         help="its own koi-koi calls in its rollouts: the greedy heuristic's rule (cautious, the "
                         "default) or stop at every yaku (never)")
-    parser.add_argument("--opponent-koikoi", choices=("cashing", "model"), default="cashing",
+    parser.add_argument("--opponent-koikoi", choices=OPPONENT_KOIKOI, default="cashing",
                         help="the opponent's koi-koi calls in its rollouts: the model's rule, but stopping where that "
                         "wins the match (cashing, the default), or the model's rule alone")
     parser.add_argument("--continuations", choices=CONTINUATIONS, default="greedy",

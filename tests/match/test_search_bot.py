@@ -572,6 +572,12 @@ def test_with_the_portfolio_an_action_is_worth_its_best_continuation(monkeypatch
     assert set(map(id, seen)) == set(map(id, searcher.continuations))  # every continuation, on the same samples
 
 
+@pytest.mark.parametrize("option", ["model", "koikoi", "rollout_koikoi", "opponent_koikoi", "continuations"])
+def test_an_unknown_option_value_is_an_error_not_a_default(option: str) -> None:
+    with pytest.raises(ValueError, match=f"^{option} is one of .*, not 'auto'$"):
+        search_bot.Searcher(100, None, 0, **{option: "auto"})
+
+
 def test_the_portfolio_is_an_option() -> None:
     assert len(search_bot.Searcher(100, None, 0, continuations="all").continuations) == 5
     assert len(search_bot.Searcher(100, None, 0).continuations) == 1  # the default: the greedy continuation
