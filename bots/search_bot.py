@@ -236,6 +236,12 @@ def best_series(values: list[list[list[float]]], alive: list[int]) -> list[list[
     return series
 
 
+def best_call(values: list[list[list[float]]]) -> list[list[float]]:
+    """The values of a koi-koi call (``values[k][j]``: its own continuation ``k``, opponent ``j``) under the
+    continuation whose worst opponent's sum is the highest: one series per opponent."""
+    return max(values, key=lambda v: min(map(sum, v)))
+
+
 def fallback(request: Message) -> Message:
     """The greedy heuristic's choice from the request alone (its view and legal actions), stopping at a yaku."""
     legal: list[dict[str, Any]] = request["legal"]
@@ -487,7 +493,7 @@ class Searcher:
                     values[k][j].append(v)  # rollout() of the call against each
             samples += 1
             if samples in PRUNE_AT:
-                worst = max((min(v, key=sum) for v in values), key=sum)
+                worst = min(best_call(values), key=sum)
                 mean = sum(worst) / samples
                 sd = math.sqrt(sum((x - mean) ** 2 for x in worst) / (samples - 1))
                 if abs(mean - stop) > PRUNE_T * sd / math.sqrt(samples):
@@ -499,7 +505,7 @@ class Searcher:
                 break
             last, last_cpu = now, cpu
             state, opponent = self.sample(record, rng)
-        best = max(values, key=lambda v: min(sum(x) for x in v))
+        best = best_call(values)
         play_on = min(sum(v) for v in best) / samples
         choice = KOIKOI if play_on > stop else STOP
         if self.stats:
