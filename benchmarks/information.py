@@ -17,6 +17,8 @@ seat, with one of these players:
   the events of its seat, as in a match. Where it scores above ``uniform``, what it infers pays;
 - ``portfolio``: the search bot with ``--continuations all``: each action valued by its best continuation among
   the family's policies (``PORTFOLIO`` in ``bots/search_bot.py``), each sampled on every sample;
+- ``learned``: the search bot with ``--continuations learned``: its own play after the first action in its
+  rollouts is the card play learned from its own choices (``benchmarks/learn_play.py``);
 - ``solver``: the ``known`` search, but once its hand holds ``--solve-at`` cards or fewer it values each action on
   each sample by the best line of the rest of the round on that sample (a depth-first search over its own choices,
   the opponent's answers those of the search's rollout policy) instead of a rollout: perfect-information Monte Carlo
@@ -69,7 +71,7 @@ greedy_bot: Any = importlib.import_module("greedy_bot")
 OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
 """The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
 
-PLAYERS = ("uniform", "known", "exact", "bot", "portfolio", "solver", "omniscient")
+PLAYERS = ("uniform", "known", "exact", "bot", "portfolio", "learned", "solver", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -282,8 +284,8 @@ def main() -> int:
         started = time.perf_counter()
         if name == "omniscient":
             player: Search | Bot | Omniscient = Omniscient(choose)
-        elif name in ("bot", "portfolio"):
-            player = Bot(args.samples, "all" if name == "portfolio" else "greedy")
+        elif name in ("bot", "portfolio", "learned"):
+            player = Bot(args.samples, {"bot": "greedy", "portfolio": "all", "learned": "learned"}[name])
         elif name == "solver":
             player = Solver(args.samples, args.solve_at)
         else:

@@ -101,6 +101,7 @@ from referee.engine.policies import (
     bold,
     cashing,
     cautious,
+    learned_play,
     never,
     play_round,
 )
@@ -124,9 +125,10 @@ where that wins the match) or stopping at every yaku."""
 OPPONENT_KOIKOI = ("cashing", "model")
 """The opponent's koi-koi calls in its rollouts (``--opponent-koikoi``): the model's rule but stopping where that
 wins the match, or the model's rule alone."""
-CONTINUATIONS = ("greedy", "all")
+CONTINUATIONS = ("greedy", "all", "learned")
 """Its own play after the first action in its rollouts (``--continuations``): the ``--rollout-koikoi`` policy alone,
-or every policy of :data:`PORTFOLIO` (an action is worth its best mean over them)."""
+every policy of :data:`PORTFOLIO` (an action is worth its best mean over them), or the ``--rollout-koikoi`` policy
+with the card play learned from the search's own choices (:func:`~referee.engine.policies.learned_play`)."""
 CASHING: dict[KoikoiRule, KoikoiRule] = {rule: cashing(rule) for _, rule in KOIKOI_RULES}
 """Each koi-koi rule of the opponent model, stopping where that wins the match: the model's opponent cashes a
 winning stop, whatever its rule."""
@@ -307,6 +309,8 @@ class Searcher:
         self.robust = koikoi == "robust"
         self.mine = OWN_KOIKOI[rollout_koikoi]
         self.cashing = opponent_koikoi == "cashing"
+        if continuations == "learned":
+            self.mine = Policy(self.mine.valuation, self.mine.koikoi, learned_play())
         portfolio = continuations == "all"
         self.continuations = (self.mine, *PORTFOLIO[1:]) if portfolio else (self.mine,)
         self.after_call = (self.mine, *KOIKOI_PORTFOLIO[1:]) if portfolio else (self.mine,)
@@ -544,7 +548,8 @@ def main(argv: list[str] | None = None) -> int:
                         "wins the match (cashing, the default), or the model's rule alone")
     parser.add_argument("--continuations", choices=CONTINUATIONS, default="greedy",
                         help="its own play after the first action in its rollouts: the greedy heuristic (greedy, "
-                        "the default), or the best of a portfolio of the family's policies for each action (all)")
+                        "the default), the best of a portfolio of the family's policies for each action (all), or "
+                        "the card play learned from the search's own choices (learned)")
     parser.add_argument("--name", default="search", help="the name sent in hello")
     args = parser.parse_args(argv)
     searcher = Searcher(args.ms, args.playouts, args.seed, args.belief, args.wall, args.stats, args.model,

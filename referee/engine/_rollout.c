@@ -40,11 +40,15 @@ enum {
 };
 /* set growth: 0 none, 1 grow, 2 grow and count; scoring: 0 none, 1 double, 2 add then multiply */
 
+#define N_FEATURES 14
+
 typedef struct {
     double base[4];
     double groups, count, spite, sweep;
     int koikoi; /* 0 cautious, 1 never, 2 bold */
     int cashing;
+    int learned; /* 1: the card play is policies.Learned's, with weights w (policies.FEATURES) */
+    double w[N_FEATURES];
 } policy_t;
 
 typedef struct {
@@ -171,6 +175,77 @@ static double play_value(const policy_t *v, int c, int target, mask_t field, mas
         x += worth(v, low, mine, theirs) + v->sweep;
     }
     return x;
+}
+
+/* policies.Learned: the greedy valuation, the sets of policies._GOALS and the score of an action. */
+static const policy_t greedy_valuation = {{10.0, 5.0, 4.0, 1.0}, 1.0, 0.3, 0.0, 0.0, 0, 0, 0, {0.0}};
+#define N_GOALS 9
+static mask_t goal_mask[N_GOALS];
+static int goal_need[N_GOALS] = {3, 3, 3, 3, 2, 2, 5, 5, 10};
+static mask_t all_cards;
+
+/* policies._goals */
+static double goals(mask_t x, mask_t y, int *done, int *near) {
+    double v = 0.0;
+    *done = 0;
+    *near = 0;
+    for (int i = 0; i < N_GOALS; i++) {
+        int need = goal_need[i], have = popcount(goal_mask[i] & x);
+        if (have >= need) {
+            (*done)++;
+        } else if (popcount(goal_mask[i] & ~y) >= need) {
+            v += 1.0 / (double)(need - have + 1);
+            if (need - have == 1) (*near)++;
+        }
+    }
+    return v;
+}
+
+/* The weighted sum of policies._features of playing c (capturing t) or, with pending >= 0, of capturing t with the
+ * drawn card c. */
+static double learned_score(const policy_t *v, mask_t hand, mask_t field, mask_t mine, mask_t theirs, int pending,
+                            long their_calls, int c, int t) {
+    mask_t seen = hand | field | mine | theirs | (pending >= 0 ? 1ULL << pending : 0);
+    mask_t unseen = all_cards & ~seen;
+    double late = 1.0 - (double)popcount(hand) / 8.0;
+    int d0, d, x0, on0, on;
+    double pv0 = goals(mine, theirs, &d0, &x0);
+    double ov0 = goals(theirs, mine, &x0, &on0);
+    mask_t month = month_mask[c], taken, left;
+    double g;
+    if (pending >= 0) {
+        g = worth(&greedy_valuation, t, mine, theirs);
+        taken = (1ULL << c) | (1ULL << t);
+        left = field & ~taken;
+    } else {
+        g = play_value(&greedy_valuation, c, t, field, hand, mine, theirs);
+        taken = t >= 0 ? ((1ULL << c) | (1ULL << t)) : ((field & month) ? ((1ULL << c) | (field & month)) : 0);
+        left = taken ? (field & ~taken) : (field | (1ULL << c));
+        hand &= ~(1ULL << c);
+    }
+    mask_t mine2 = mine | taken;
+    double pv = goals(mine2, theirs, &d, &x0);
+    double ov = goals(theirs, mine2, &x0, &on);
+    int unseen_month = popcount(unseen & month);
+    double expose = 0.0;
+    if (unseen_month) {
+        mask_t rest = left & month;
+        while (rest) {
+            int x = __builtin_ctzll(rest);
+            rest &= rest - 1;
+            expose += value(&greedy_valuation, x, theirs);
+        }
+        expose /= 10.0;
+    }
+    double discard = taken ? 0.0 : 1.0;
+    double keep = (hand & month) ? 1.0 : 0.0;
+    double called = their_calls ? 1.0 : 0.0;
+    double f[N_FEATURES] = {g / 10.0, discard, (double)popcount(taken) / 2.0, (double)(d - d0), pv - pv0, ov0 - ov,
+                            expose, expose * (double)unseen_month / 3.0, discard * keep, (1.0 - discard) * keep,
+                            (double)(d - d0) * called, (pv - pv0) * late, expose * late, (double)(on0 - on)};
+    double score = 0.0;
+    for (int i = 0; i < N_FEATURES; i++) score += v->w[i] * f[i];
+    return score;
 }
 
 /* The rules' end of a round in the last round: whether p, stopping now, wins the match (policies.stop_wins). */
@@ -330,6 +405,16 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, cons
             if (f) {
                 if (f[0] != A_CHOOSE || f[2] < 0 || f[2] >= 48 || !(m >> f[2] & 1)) return -1;
                 best = f[2];
+            } else if (popcount(m) > 1 && v->learned) {
+                double best_v = -1e300;
+                mask_t rest = m;
+                while (rest) {
+                    int t = __builtin_ctzll(rest);
+                    rest &= rest - 1;
+                    double x = learned_score(v, s->hands[p], s->field, mine, theirs, s->pending, s->koikoi[1 - p],
+                                             s->pending, t);
+                    if (x > best_v) { best = t; best_v = x; }
+                }
             } else if (popcount(m) > 1) {
                 double best_v = worth(v, best, mine, theirs);
                 mask_t rest = m & (m - 1);
@@ -359,9 +444,11 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, cons
             t = targets[i];
         } else if (n > 1) {
             mask_t field = s->field, hand = s->hands[p];
-            double best_v = -1e9;
+            double best_v = v->learned ? -1e300 : -1e9;
             for (int i = 0; i < n; i++) {
-                double x = play_value(v, cards[i], targets[i], field, hand, mine, theirs);
+                double x = v->learned ? learned_score(v, hand, field, mine, theirs, -1, s->koikoi[1 - p], cards[i],
+                                                      targets[i])
+                                      : play_value(v, cards[i], targets[i], field, hand, mine, theirs);
                 if (x > best_v) { c = cards[i]; t = targets[i]; best_v = x; }
             }
         }
@@ -409,8 +496,21 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, cons
 }
 
 static int read_policy(PyObject *t, policy_t *v) {
-    return PyArg_ParseTuple(t, "(dddd)ddddii", &v->base[0], &v->base[1], &v->base[2], &v->base[3], &v->groups,
-                            &v->count, &v->spite, &v->sweep, &v->koikoi, &v->cashing);
+    PyObject *w;
+    if (!PyArg_ParseTuple(t, "(dddd)ddddiiO!", &v->base[0], &v->base[1], &v->base[2], &v->base[3], &v->groups,
+                          &v->count, &v->spite, &v->sweep, &v->koikoi, &v->cashing, &PyTuple_Type, &w))
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(w);
+    if (n != 0 && n != N_FEATURES) {
+        PyErr_Format(PyExc_ValueError, "a learned play takes %d weights, not %zd", N_FEATURES, n);
+        return 0;
+    }
+    v->learned = n != 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        v->w[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(w, i));
+        if (PyErr_Occurred()) return 0;
+    }
+    return 1;
 }
 
 #define PLAY_DOC \
@@ -570,6 +670,11 @@ static PyObject *setup(PyObject *self, PyObject *args) {
         !read_mask(consts, "moon", &m_moon) || !read_mask(consts, "nibble_low", &nibble_low))
         return NULL;
     sake_card = __builtin_ctzll(m_sake);
+    /* policies._GOALS, in its order */
+    mask_t goals_in[N_GOALS] = {m_brights, m_poetry, m_blue, m_bdb, m_sake | m_curtain, m_sake | m_moon, m_animals,
+                                m_ribbons, m_chaff | m_sake};
+    for (int i = 0; i < N_GOALS; i++) goal_mask[i] = goals_in[i];
+    all_cards = (1ULL << 48) - 1;
     PyObject *held = PyDict_GetItemString(consts, "held");
     if (!held) {
         PyErr_SetString(PyExc_KeyError, "setup: held");

@@ -13,15 +13,18 @@ capture piles, the scores), never the opponent's hand or the stock. The family:
 
 :func:`greedy_action` is the greedy heuristic, move for move; :func:`play_round` plays a round out with two policies,
 :func:`round_ends` the rounds after each of several first actions at once; :class:`PlayCheck` tells for any hand
-whether a valuation makes a play (a model of the opponent's hidden hand).
-Standard library only, no I/O.
+whether a valuation makes a play (a model of the opponent's hidden hand). :class:`Learned` is a card play learned
+from the search bot's own choices (:data:`FEATURES`, weights in :data:`WEIGHTS_FILE`).
+Standard library only; no I/O but reading the learned play's weights file.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.machinery import EXTENSION_SUFFIXES
+from importlib.resources import files
 from typing import Any, Final
 
 from referee.engine import cards as C
@@ -299,19 +302,160 @@ KOIKOI_RULES: tuple[tuple[str, KoikoiRule], ...] = (("cautious", cautious), ("ne
 GREEDY = Valuation("greedy")
 """The greedy heuristic's valuation (the first of :data:`VALUATIONS`)."""
 
+_GOALS: Final = (
+    (C.BRIGHTS, 3), (C.POETRY, 3), (C.BLUE, 3), (C.BOAR_DEER_BUTTERFLY, 3), ((1 << C.SAKE) | (1 << C.CURTAIN), 2),
+    ((1 << C.SAKE) | (1 << C.MOON), 2), (C.ANIMALS, 5), (C.RIBBONS, 5), (C.CHAFF | (1 << C.SAKE), 10),
+)  # fmt: skip
+"""The sets a learned play reads progress towards (cards, how many of them): the brights, the two ribbon sets,
+boar-deer-butterfly, the two viewings, animals, ribbons, chaff; every preset's yaku are among them or grow them."""
+
+FEATURES: Final = (
+    "greedy", "discard", "taken", "done", "progress", "deny", "expose", "expose_unseen", "keep_discard",
+    "keep_capture", "done_after_call", "progress_late", "expose_late", "deny_near",
+)  # fmt: skip
+"""What :class:`Learned` reads of an action, in its weights' order: ``greedy``, the greedy heuristic's value of it
+(/10); ``discard``, 1 for a discard; ``taken``, the cards taken (/2); ``done``, the sets of :data:`_GOALS` it
+completes; ``progress``, how much nearer it brings the mover's open sets (each worth 1/(cards missing + 1), a set
+the other player has made impossible worth nothing); ``deny``, how much farther it puts the other player's;
+``expose``, what the cards of its month it leaves on the field are worth to the other player (greedy's value, /10;
+0 when no card of that month is unseen), and ``expose_unseen`` that times the unseen cards of the month (/3);
+``keep_discard`` and ``keep_capture``, whether a discard or a capture keeps a card of its month in hand;
+``done_after_call``, ``done`` when the other player has called koi-koi this round; ``progress_late`` and
+``expose_late``, ``progress`` and ``expose`` times how far the round is (1 - cards in hand / 8); ``deny_near``,
+how many of the other player's sets one card from done it puts farther."""
+
+
+def _goals(x: int, y: int) -> tuple[float, int, int]:
+    """For a player who captured ``x`` against one who captured ``y``: the sum over its open sets of 1/(cards
+    missing + 1), the sets it has completed, and the open sets one card from done."""
+    v, done, near = 0.0, 0, 0
+    for g, need in _GOALS:
+        have = (g & x).bit_count()
+        if have >= need:
+            done += 1
+        elif (g & ~y).bit_count() >= need:
+            v += 1.0 / (need - have + 1)
+            if need - have == 1:
+                near += 1
+    return v, done, near
+
+
+def learned_features(state: State, action: Action) -> list[float]:
+    """:data:`FEATURES` of ``action`` (a play, or a capture choice after a draw) for the player to move at
+    ``state``: its hand, the field, both capture piles, the drawn card and the koi-koi calls; nothing hidden."""
+    p = state.to_move
+    hand, field, mine, theirs = state.hands[p], state.field, state.captured[p], state.captured[1 - p]
+    pending = state.pending if state.phase is _PH_DRAW_CHOICE else -1
+    return play_features(hand, field, mine, theirs, pending, state.koikoi[1 - p], action.card, action.target)
+
+
+def play_features(hand: int, field: int, mine: int, theirs: int, pending: int, their_calls: int, c: int,
+              t: int) -> list[float]:  # fmt: skip
+    seen = hand | field | mine | theirs | (1 << pending if pending >= 0 else 0)
+    unseen = C.ALL & ~seen
+    late = 1.0 - hand.bit_count() / 8.0
+    pv0, d0, _ = _goals(mine, theirs)
+    ov0, _, on0 = _goals(theirs, mine)
+    month = C.CARD_MONTH_MASK[c]
+    if pending >= 0:
+        g = GREEDY.worth(t, mine, theirs)
+        taken = 1 << c | 1 << t
+        left = field & ~taken
+    else:
+        g = GREEDY.play_value(c, t, field, hand, mine, theirs)
+        taken = 1 << c | 1 << t if t >= 0 else (1 << c | field & month if field & month else 0)
+        left = field & ~taken if taken else field | 1 << c
+        hand &= ~(1 << c)
+    mine2 = mine | taken
+    pv, d, _ = _goals(mine2, theirs)
+    ov, _, on = _goals(theirs, mine2)
+    unseen_month = (unseen & month).bit_count()
+    expose = 0.0
+    if unseen_month:
+        for x in cards_of(left & month):
+            expose += GREEDY.value(x, theirs)
+        expose /= 10.0
+    discard = 0.0 if taken else 1.0
+    keep = 1.0 if hand & month else 0.0
+    called = 1.0 if their_calls else 0.0
+    return [g / 10.0, discard, taken.bit_count() / 2.0, float(d - d0), pv - pv0, ov0 - ov, expose,
+            expose * unseen_month / 3.0, discard * keep, (1.0 - discard) * keep, (d - d0) * called,
+            (pv - pv0) * late, expose * late, float(on0 - on)]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A card play learned from the search bot's own choices (``benchmarks/learn_play.py``): each legal action
+    scored by the weighted sum of its :data:`FEATURES`, the best taken (first of equals). Reads only the mover's
+    view, as every policy here."""
+
+    name: str
+    weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(FEATURES):
+            raise ValueError(f"a learned play takes {len(FEATURES)} weights, not {len(self.weights)}")
+
+    def score(self, state: State, action: Action) -> float:
+        """The weighted sum of ``action``'s features at ``state``."""
+        s = 0.0
+        for w, f in zip(self.weights, learned_features(state, action), strict=True):
+            s += w * f
+        return s
+
+    def choose(self, state: State, legal: list[Action]) -> Action:
+        """The action with the highest score among ``legal`` (a play or a capture choice; first of equals)."""
+        best, best_v = legal[0], -1e300
+        for a in legal:
+            v = self.score(state, a)
+            if v > best_v:
+                best, best_v = a, v
+        return best
+
+
+WEIGHTS_FILE: Final = str(files("referee.engine").joinpath("play_weights.json"))
+"""The shipped learned play's weights (beside this module), as :func:`load_learned` reads them."""
+_learned: list[Learned] = []
+
+
+def load_learned(path: str, name: str = "learned") -> Learned:
+    """A learned play from a weights file: JSON with ``features`` (:data:`FEATURES`, in its order) and
+    ``weights`` (a number each). Raises ValueError for a file of other features, OSError for one it cannot read."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("weights"), list):
+        raise ValueError(f"{path}: no list of weights")
+    if tuple(data.get("features") or ()) != FEATURES:
+        raise ValueError(f"{path}: its features are not those of this engine ({', '.join(FEATURES)})")
+    return Learned(name, tuple(float(w) for w in data["weights"]))
+
+
+def learned_play() -> Learned:
+    """The shipped learned play (:data:`WEIGHTS_FILE`, read once): ``bots/search_bot.py --continuations learned``
+    plays it in its rollouts."""
+    if not _learned:
+        _learned.append(load_learned(WEIGHTS_FILE))
+    return _learned[0]
+
 
 @dataclass(frozen=True)
 class Policy:
     """One member of the family: a valuation (``None``: any action, played as greedy in rollouts) and a koi-koi
-    rule."""
+    rule; with ``learned``, its card play is that learned play's instead of the valuation's."""
 
     valuation: Valuation | None
     koikoi: KoikoiRule
+    learned: Learned | None = None
 
     def act(self, state: State, legal: list[Action]) -> Action:
         """The policy's action at ``state`` for the player to move."""
         if state.phase is _PH_KOIKOI:
             return KOIKOI if self.koikoi(state, state.to_move) else STOP
+        if self.learned is not None:
+            return self.learned.choose(state, legal)
         return (self.valuation or GREEDY).choose(state, legal)
 
     def model(self, state: State) -> Action:
@@ -494,7 +638,7 @@ def _pack_rules(rules: Rules) -> tuple[int, ...] | None:
 
 
 _RULE_CODE: Final[dict[object, int]] = {cautious: 0, never: 1, bold: 2}
-_PolicyPack = tuple[tuple[float, float, float, float], float, float, float, float, int, int]
+_PolicyPack = tuple[tuple[float, float, float, float], float, float, float, float, int, int, tuple[float, ...]]
 
 
 def _pack_policy(policy: Policy) -> _PolicyPack | None:
@@ -508,7 +652,8 @@ def _pack_policy(policy: Policy) -> _PolicyPack | None:
     if code is None:
         return None
     v = policy.valuation or GREEDY
-    return (v.base, v.groups, v.count, v.spite, v.sweep, code, cash)
+    learned = policy.learned.weights if policy.learned is not None else ()
+    return (v.base, v.groups, v.count, v.spite, v.sweep, code, cash, learned)
 
 
 def rollout_in_c(policy: Policy) -> bool:

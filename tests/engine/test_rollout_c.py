@@ -34,10 +34,15 @@ FIELDS = (
 )  # fmt: skip
 """Every field of a :class:`State`."""
 
-FAMILY = [P.Policy(v, rule) for v in P.VALUATIONS for _, rule in P.KOIKOI_RULES] + [
-    P.Policy(v, P.cashing(rule)) for v in P.VALUATIONS for _, rule in P.KOIKOI_RULES
-]
-"""Every valuation with every koi-koi rule, plain and cashing."""
+LEARNED = [P.learned_play(), P.Learned("random", tuple(random.Random(1).uniform(-3, 3) for _ in P.FEATURES))]
+FAMILY = (
+    [P.Policy(v, rule) for v in P.VALUATIONS for _, rule in P.KOIKOI_RULES]
+    + [P.Policy(v, P.cashing(rule)) for v in P.VALUATIONS for _, rule in P.KOIKOI_RULES]
+    + [P.Policy(P.GREEDY, rule, play) for play in LEARNED for _, rule in P.KOIKOI_RULES]
+    + [P.Policy(None, P.cashing(rule), play) for play in LEARNED for _, rule in P.KOIKOI_RULES]
+)
+"""Every valuation with every koi-koi rule, plain and cashing, and the learned card play (the shipped weights and
+random ones) with each."""
 
 needs_c = pytest.mark.skipif(P._ROLLOUT is None, reason="the C round loop runs in the compiled engine only")
 

@@ -30,7 +30,7 @@ from referee.engine import (
 )
 from referee.engine.determinize import determinize
 from referee.engine.opponents import FLOOR
-from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold
+from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold, learned_play
 from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
 from tests.helpers import ROOT, TESHI_ORDER, deal_of, random_match, seat_event
@@ -482,7 +482,7 @@ def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None
         if m:
             rows[m[1]] = float(m[5])
             assert sum(map(int, m.groups()[1:4])) == 4 and sum(map(int, m.groups()[5:8])) == 2
-    assert set(rows) == {"uniform", "known", "exact", "bot", "portfolio", "solver", "omniscient"}
+    assert set(rows) == {"uniform", "known", "exact", "bot", "portfolio", "learned", "solver", "omniscient"}
     assert "search:" not in run.stderr  # the bot's search never fell back to greedy
     assert all(f"{name}: 2/2 deal pairs, " in run.stderr for name in rows)  # the progress, on standard error
     assert rows["omniscient"] >= max(rows["uniform"], rows["known"], rows["solver"])
@@ -504,6 +504,33 @@ def test_the_policies_benchmark_plays_each_policy_against_greedy() -> None:
     spec.loader.exec_module(bench)
     same = bench.Policy(bench.GREEDY, bench.koikoi_rule())
     assert bench.duel(PRESETS["nintendo"], same.act, 6, 0) == (0.5, 0.0)
+
+
+def test_the_learning_benchmark_gathers_the_search_s_choices_and_fits_weights_to_them(tmp_path: Path) -> None:
+    script = ROOT / "benchmarks" / "learn_play.py"
+    data, out = tmp_path / "plays.jsonl", tmp_path / "weights.json"
+    gather = [sys.executable, str(script), "gather", "--rules", "cardavia", "--deals", "2", "--first", "40",
+              "--samples", "6", "--data", str(data)]  # fmt: skip
+    run = subprocess.run(gather, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    assert {line["seed"] for line in lines} == {40, 41} and {line["me"] for line in lines} == {0, 1}
+    assert all(len(line["legal"]) > 1 and 0 <= line["chosen"] < len(line["legal"]) for line in lines)
+    again = subprocess.run(gather, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0 and data.read_text(encoding="utf-8").count("\n") == len(lines)  # deals not replayed
+    fit = subprocess.run([sys.executable, str(script), "fit", str(data), "--out", str(out), "--rules", "cardavia",
+                          "--check", "3"], capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert fit.returncode == 0, fit.stderr
+    weights = json.loads(out.read_text(encoding="utf-8"))
+    assert weights["decisions"] == len(lines) and len(weights["weights"]) == len(weights["features"]) == 14
+    assert re.search(r"^fit: \d+ decisions, the search's choice made by greedy's valuation [\d.]+%", fit.stdout, re.M)
+    assert re.search(r"^check: the learned play against greedy under cardavia, 3 deal pairs: [\d.]+% ± [\d.]+$",
+                     fit.stdout, re.M)  # fmt: skip
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("not json\n", encoding="utf-8")
+    none = subprocess.run([sys.executable, str(script), "fit", str(empty), "--out", str(out)], capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+    assert none.returncode == 2 and "no decision with a choice" in none.stderr
 
 
 def test_the_bot_file_loads_by_path_as_a_module_nobody_registered() -> None:
@@ -585,8 +612,19 @@ def test_the_portfolio_is_an_option() -> None:
     assert all(p.valuation is not None for p in search_bot.PORTFOLIO)
 
 
-def test_it_plays_whole_matches_with_the_portfolio(referee_exe: Path) -> None:
-    search = f"{sys.executable} {BOT} --ms 30 --seed 1 --continuations all"
+def test_the_learned_continuation_is_an_option() -> None:
+    searcher = search_bot.Searcher(100, None, 0, continuations="learned")
+    assert searcher.continuations == searcher.after_call == (searcher.mine,)
+    assert searcher.mine.learned is learned_play()  # the shipped weights
+    assert searcher.mine.koikoi is search_bot.OWN_KOIKOI["cautious"].koikoi  # its koi-koi rule is unchanged
+    never = search_bot.Searcher(100, None, 0, rollout_koikoi="never", continuations="learned")
+    assert never.mine.learned is learned_play() and never.mine.koikoi is search_bot.OWN_KOIKOI["never"].koikoi
+    assert search_bot.Searcher(100, None, 0).mine.learned is None  # the default: greedy's card play
+
+
+@pytest.mark.parametrize("continuations", ["all", "learned"])
+def test_it_plays_whole_matches_with_other_continuations(referee_exe: Path, continuations: str) -> None:
+    search = f"{sys.executable} {BOT} --ms 30 --seed 1 --continuations {continuations}"
     greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
     results = play(referee_exe, [search, greedy], "--rules", "nintendo", "--rounds", "2", "--seed", "7")
     results += play(referee_exe, [greedy, search], "--rules", "nintendo", "--rounds", "2", "--seed", "7")
