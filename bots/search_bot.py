@@ -35,7 +35,9 @@ them on every sample, and an action is worth its best continuation's mean; its k
 of :data:`KOIKOI_PORTFOLIO` (greedy with each koi-koi rule of the family) against its worst opponent. Each
 continuation plays on its seat's view alone, so the best of them is a plan the bot could follow. It takes up to
 about twice the time for the same samples and was not shown to play better (``bots/STRENGTH.md``), so the greedy
-continuation stays the default.
+continuation stays the default. ``learned`` plays on with a card play learned from the search's own choices
+(:class:`~referee.engine.policies.Learned`, the weights of ``referee/engine/play_weights.json`` fitted by
+``benchmarks/learn_play.py``: one step of expert iteration), with the ``--rollout-koikoi`` rule.
 
 Its own koi-koi call (``--koikoi robust``, the default): stopping is worth its exact value (the round is scored);
 koi-koi is worth the mean of its rollouts against the opponent of each sample *and* against each of
