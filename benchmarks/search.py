@@ -11,6 +11,7 @@ the figure less than wall time would (the caches are shared all the same: compar
     .venv/bin/python benchmarks/search.py --matches 4
     .venv/bin/python benchmarks/search.py --rules nintendo --samples 100
     .venv/bin/python benchmarks/search.py --rules nintendo --loop     # rollouts by the engine's own loop
+    .venv/bin/python benchmarks/search.py --rules nintendo --continuations learned
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def main() -> int:
                         help="preset (default koikoi-japan)")
     parser.add_argument("--matches", type=int, default=4, help="greedy-vs-greedy matches, seeds 0.. (default 4)")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision (default 200)")
+    parser.add_argument("--continuations", default="greedy", choices=search_bot.CONTINUATIONS,
+                        help="the search's own play after the first action in its rollouts (default greedy)")
     parser.add_argument("--loop", action="store_true",
                         help="roll out with the engine's own loop (policies.play_round_loop), not the C round loop")
     args = parser.parse_args()
@@ -50,7 +53,7 @@ def main() -> int:
     decisions = rollouts = 0
     for seed in range(args.matches):
         state = new_match(rules, seed, first_dealer=0)
-        searcher = search_bot.Searcher(None, args.samples, 0)
+        searcher = search_bot.Searcher(None, args.samples, 0, continuations=args.continuations)
         searcher.observe({"type": "hello", "seat": 1, "rules": rules.to_dict()})
         while not state.is_over:
             for event in state.events:
@@ -68,7 +71,7 @@ def main() -> int:
         print("no decision was searched", file=sys.stderr)
         return 1
     c_loop = "C round loop" if rollout_in_c(search_bot.GREEDY_POLICY) else "Python round loop"
-    print(f"{args.rules} ({c_loop}): {decisions} decisions of {args.samples} samples, "
+    print(f"{args.rules} ({c_loop}, {args.continuations} continuation): {decisions} decisions of {args.samples} samples, "
           f"{1000 * cpu / decisions:.1f} ms cpu a decision, {decisions * args.samples / cpu:,.0f} samples/s, "
           f"{rollouts / cpu:,.0f} rollouts/s (cpu)")
     return 0

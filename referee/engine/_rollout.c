@@ -201,19 +201,35 @@ static double goals(mask_t x, mask_t y, int *done, int *near) {
     return v;
 }
 
-/* The weighted sum of policies._features of playing c (capturing t) or, with pending >= 0, of capturing t with the
- * drawn card c. */
-static double learned_score(const policy_t *v, mask_t hand, mask_t field, mask_t mine, mask_t theirs, int pending,
-                            long their_calls, int c, int t) {
-    mask_t seen = hand | field | mine | theirs | (pending >= 0 ? 1ULL << pending : 0);
-    mask_t unseen = all_cards & ~seen;
-    double late = 1.0 - (double)popcount(hand) / 8.0;
-    int d0, d, x0, on0, on;
-    double pv0 = goals(mine, theirs, &d0, &x0);
-    double ov0 = goals(theirs, mine, &x0, &on0);
-    mask_t month = month_mask[c], taken, left;
+/* What policies._features reads of a decision before any action: the same for each of its actions. */
+typedef struct {
+    mask_t hand, field, mine, theirs, unseen;
+    int pending, d0, on0;
+    double late, pv0, ov0, called;
+} decision_t;
+
+static void learned_decision(decision_t *x, mask_t hand, mask_t field, mask_t mine, mask_t theirs, int pending,
+                             long their_calls) {
+    int ignored;
+    x->hand = hand;
+    x->field = field;
+    x->mine = mine;
+    x->theirs = theirs;
+    x->pending = pending;
+    x->unseen = all_cards & ~(hand | field | mine | theirs | (pending >= 0 ? 1ULL << pending : 0));
+    x->late = 1.0 - (double)popcount(hand) / 8.0;
+    x->pv0 = goals(mine, theirs, &x->d0, &ignored);
+    x->ov0 = goals(theirs, mine, &ignored, &x->on0);
+    x->called = their_calls ? 1.0 : 0.0;
+}
+
+/* The weighted sum of policies._features of playing c (capturing t) or, with a drawn card (x->pending), of
+ * capturing t with it (c = the drawn card). */
+static double learned_score(const policy_t *v, const decision_t *x, int c, int t) {
+    int d, on, ignored;
+    mask_t month = month_mask[c], taken, left, hand = x->hand, field = x->field, mine = x->mine, theirs = x->theirs;
     double g;
-    if (pending >= 0) {
+    if (x->pending >= 0) {
         g = worth(&greedy_valuation, t, mine, theirs);
         taken = (1ULL << c) | (1ULL << t);
         left = field & ~taken;
@@ -224,25 +240,25 @@ static double learned_score(const policy_t *v, mask_t hand, mask_t field, mask_t
         hand &= ~(1ULL << c);
     }
     mask_t mine2 = mine | taken;
-    double pv = goals(mine2, theirs, &d, &x0);
-    double ov = goals(theirs, mine2, &x0, &on);
-    int unseen_month = popcount(unseen & month);
+    double pv = goals(mine2, theirs, &d, &ignored);
+    double ov = goals(theirs, mine2, &ignored, &on);
+    int unseen_month = popcount(x->unseen & month);
     double expose = 0.0;
     if (unseen_month) {
         mask_t rest = left & month;
         while (rest) {
-            int x = __builtin_ctzll(rest);
+            int y = __builtin_ctzll(rest);
             rest &= rest - 1;
-            expose += value(&greedy_valuation, x, theirs);
+            expose += value(&greedy_valuation, y, theirs);
         }
         expose /= 10.0;
     }
     double discard = taken ? 0.0 : 1.0;
     double keep = (hand & month) ? 1.0 : 0.0;
-    double called = their_calls ? 1.0 : 0.0;
-    double f[N_FEATURES] = {g / 10.0, discard, (double)popcount(taken) / 2.0, (double)(d - d0), pv - pv0, ov0 - ov,
-                            expose, expose * (double)unseen_month / 3.0, discard * keep, (1.0 - discard) * keep,
-                            (double)(d - d0) * called, (pv - pv0) * late, expose * late, (double)(on0 - on)};
+    double f[N_FEATURES] = {g / 10.0, discard, (double)popcount(taken) / 2.0, (double)(d - x->d0), pv - x->pv0,
+                            x->ov0 - ov, expose, expose * (double)unseen_month / 3.0, discard * keep,
+                            (1.0 - discard) * keep, (double)(d - x->d0) * x->called, (pv - x->pv0) * x->late,
+                            expose * x->late, (double)(x->on0 - on)};
     double score = 0.0;
     for (int i = 0; i < N_FEATURES; i++) score += v->w[i] * f[i];
     return score;
@@ -407,12 +423,13 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, cons
                 best = f[2];
             } else if (popcount(m) > 1 && v->learned) {
                 double best_v = -1e300;
+                decision_t here;
+                learned_decision(&here, s->hands[p], s->field, mine, theirs, s->pending, s->koikoi[1 - p]);
                 mask_t rest = m;
                 while (rest) {
                     int t = __builtin_ctzll(rest);
                     rest &= rest - 1;
-                    double x = learned_score(v, s->hands[p], s->field, mine, theirs, s->pending, s->koikoi[1 - p],
-                                             s->pending, t);
+                    double x = learned_score(v, &here, s->pending, t);
                     if (x > best_v) { best = t; best_v = x; }
                 }
             } else if (popcount(m) > 1) {
@@ -445,9 +462,10 @@ static int play_out(round_t *s, int me, const policy_t *pol[2], end_t *end, cons
         } else if (n > 1) {
             mask_t field = s->field, hand = s->hands[p];
             double best_v = v->learned ? -1e300 : -1e9;
+            decision_t here;
+            if (v->learned) learned_decision(&here, hand, field, mine, theirs, -1, s->koikoi[1 - p]);
             for (int i = 0; i < n; i++) {
-                double x = v->learned ? learned_score(v, hand, field, mine, theirs, -1, s->koikoi[1 - p], cards[i],
-                                                      targets[i])
+                double x = v->learned ? learned_score(v, &here, cards[i], targets[i])
                                       : play_value(v, cards[i], targets[i], field, hand, mine, theirs);
                 if (x > best_v) { c = cards[i]; t = targets[i]; best_v = x; }
             }
