@@ -71,8 +71,8 @@ def main() -> int:
         print("no decision was searched", file=sys.stderr)
         return 1
     c_loop = "C round loop" if rollout_in_c(search_bot.GREEDY_POLICY) else "Python round loop"
-    print(f"{args.rules} ({c_loop}, {args.continuations} continuation): {decisions} decisions of {args.samples} samples, "
-          f"{1000 * cpu / decisions:.1f} ms cpu a decision, {decisions * args.samples / cpu:,.0f} samples/s, "
+    print(f"{args.rules} ({c_loop}, {args.continuations} continuation): {decisions} decisions of {args.samples} "
+          f"samples, {1000 * cpu / decisions:.1f} ms cpu a decision, {decisions * args.samples / cpu:,.0f} samples/s, "
           f"{rollouts / cpu:,.0f} rollouts/s (cpu)")
     return 0
 
