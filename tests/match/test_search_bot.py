@@ -455,17 +455,19 @@ def test_a_round_the_greedy_model_cannot_explain_is_sampled_without_it() -> None
     raise AssertionError("no round where the highest card was not greedy's choice")
 
 
-@pytest.mark.parametrize("loop", [False, True])
-def test_the_search_speed_benchmark_prints_its_figures(loop: bool) -> None:
+@pytest.mark.parametrize(("loop", "continuations"), [(False, "greedy"), (True, "greedy"), (False, "learned")])
+def test_the_search_speed_benchmark_prints_its_figures(loop: bool, continuations: str) -> None:
     from referee.engine.policies import GREEDY_POLICY, rollout_in_c
 
-    command = [sys.executable, str(ROOT / "benchmarks" / "search.py"), "--matches", "1", "--samples", "4"]
+    command = [sys.executable, str(ROOT / "benchmarks" / "search.py"), "--matches", "1", "--samples", "4",
+               "--continuations", continuations]  # fmt: skip
     run = subprocess.run([*command, *(["--loop"] if loop else [])], capture_output=True, text=True, timeout=300,
                          check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
     where = "C" if rollout_in_c(GREEDY_POLICY) and not loop else "Python"
-    assert re.fullmatch(rf"koikoi-japan \({where} round loop\): \d+ decisions of 4 samples, [\d.]+ ms cpu a decision, "
-                        r"[\d,]+ samples/s, [\d,]+ rollouts/s \(cpu\)\n", run.stdout), run.stdout  # fmt: skip
+    assert re.fullmatch(rf"koikoi-japan \({where} round loop, {continuations} continuation\): \d+ decisions of 4 "
+                        r"samples, [\d.]+ ms cpu a decision, [\d,]+ samples/s, [\d,]+ rollouts/s \(cpu\)\n",
+                        run.stdout), run.stdout  # fmt: skip
 
 
 def test_the_information_benchmark_ranks_players_by_what_they_are_told() -> None:
