@@ -14,10 +14,12 @@ policy itself::
         --data plays.jsonl                          # and --opponent reacher --first 9500, at once
     .venv/bin/python benchmarks/learn_play.py fit plays.jsonl --out referee/engine/play_weights.json --check 2000
 
-``gather`` appends, and skips the deals its file already holds (a stopped run goes on where it stopped); every
-choice is seeded by the deal and the seat, so a run repeats exactly. ``fit`` prints the share of the search's
-choices that greedy's valuation and the learned play each make, the weights, and with ``--check`` the learned
-play's score rate against greedy on deal pairs ``--check-first`` on (needs numpy: the ``[rl]`` extra).
+With ``gather --continuations learned`` the search plays on with the learned play of the weights file in its
+rollouts, so that a fit to its choices is a further step of expert iteration. ``gather`` appends, and skips the
+deals its file already holds (a stopped run goes on where it stopped); every choice is seeded by the deal and the
+seat, so a run repeats exactly. ``fit`` prints the share of the search's choices that greedy's valuation and the
+learned play each make, the weights, and with ``--check`` the learned play's score rate against greedy on deal
+pairs ``--check-first`` on (needs numpy: the ``[rl]`` extra).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def gather(args: argparse.Namespace) -> int:
             for me in (0, 1):
                 rng = random.Random(f"{seed}/{me}")
                 state = new_match(PRESETS[args.rules], seed)
-                bot = information.Bot(args.samples)
+                bot = information.Bot(args.samples, args.continuations)
                 bot.start(state, me, seed)
                 while not state.is_over:
                     bot.see(state, me)
@@ -201,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--deals", type=int, default=100, help="deal pairs (default 100)")
     g.add_argument("--first", type=int, default=9000, help="the first deal's seed (default 9000)")
     g.add_argument("--samples", type=int, default=1000, help="the search's samples a decision (default 1000)")
+    g.add_argument("--continuations", default="greedy", choices=("greedy", "learned"),
+                   help="the search's own play after its first action in its rollouts: greedy (the default), or the "
+                   "learned play of the weights file (a further step of expert iteration)")
     g.add_argument("--data", required=True, help="the data file (JSON lines), appended to")
     f = sub.add_parser("fit", help="fit the weights to data files and write them")
     f.add_argument("files", nargs="+", help="data files of gather")

@@ -528,6 +528,10 @@ def test_the_learning_benchmark_gathers_the_search_s_choices_and_fits_weights_to
     assert re.search(r"^fit: \d+ decisions, the search's choice made by greedy's valuation [\d.]+%", fit.stdout, re.M)
     assert re.search(r"^check: the learned play against greedy under cardavia, 3 deal pairs: [\d.]+% ± [\d.]+$",
                      fit.stdout, re.M)  # fmt: skip
+    learned = subprocess.run([*gather[:-1], str(tmp_path / "next.jsonl"), "--continuations", "learned"],
+                             capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert learned.returncode == 0, learned.stderr
+    assert {json.loads(line)["seed"] for line in (tmp_path / "next.jsonl").read_text().splitlines()} == {40, 41}
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n", encoding="utf-8")
     none = subprocess.run([sys.executable, str(script), "fit", str(empty), "--out", str(out)], capture_output=True,
