@@ -19,14 +19,14 @@ rollouts, so that a fit to its choices is a further step of expert iteration. ``
 deals its file already holds (a stopped run goes on where it stopped); every choice is seeded by the deal and the
 seat, so a run repeats exactly. ``fit`` prints the share of the search's choices that greedy's valuation and the
 learned play each make, the weights, and with ``--check`` the learned play's score rate against greedy on deal
-pairs ``--check-first`` on (needs numpy: the ``[rl]`` extra).
+pairs ``--check-first`` on (``duel`` of ``benchmarks/policies.py``; ``fit`` needs numpy: the ``[rl]`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-import math
 import random
 import sys
 import time
@@ -60,10 +60,18 @@ def rows(line: dict[str, Any]) -> list[list[float]]:
                           line["their_calls"], c, t) for c, t in line["legal"]]  # fmt: skip
 
 
+def benchmark(name: str) -> Any:
+    """Another benchmark of this folder, as a module (the folder stays off the import path)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", Path(__file__).resolve().parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def gather(args: argparse.Namespace) -> int:
     """Play the search bot against ``--opponent`` and append its decisions to ``--data``."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    information: Any = __import__("information")
+    information = benchmark("information")
     choose = information.greedy_bot.choose if args.opponent == "greedy" else information.pool_bot.chooser(args.opponent)
     path = Path(args.data)
     done: set[int] = set()
@@ -166,31 +174,11 @@ def fit(args: argparse.Namespace) -> int:
     Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"fit: weights written to {args.out}")
     if args.check:
-        learned = Learned("learned", tuple(rounded))
-        rate, half = check(learned, args.rules, args.check_first, args.check)
+        learned = Policy(GREEDY_POLICY.valuation, GREEDY_POLICY.koikoi, Learned("learned", tuple(rounded)))
+        rate, half = benchmark("policies").duel(PRESETS[args.rules], learned.act, args.check, args.check_first)
         print(f"check: the learned play against greedy under {args.rules}, {args.check} deal pairs: "
               f"{100 * rate:.1f}% ± {100 * half:.1f}")  # fmt: skip
     return 0
-
-
-def check(learned: Learned, rules: str, first: int, pairs: int) -> tuple[float, float]:
-    """The learned play's score rate against greedy over ``pairs`` deal pairs (both seats; greedy's koi-koi rule
-    for both), with the half-width of its 95% interval over the pairs."""
-    mine = Policy(GREEDY_POLICY.valuation, GREEDY_POLICY.koikoi, learned)
-    results = []
-    for seed in range(first, first + pairs):
-        pair = 0.0
-        for me in (0, 1):
-            state = new_match(PRESETS[rules], seed)
-            while not state.is_over:
-                legal = legal_actions(state)
-                policy = mine if state.to_move == me else GREEDY_POLICY
-                state = apply(state, legal[0] if len(legal) == 1 else policy.act(state, legal), record=False)
-            pair += 0.5 if state.winner is None else float(state.winner == me)
-        results.append(pair / 2)
-    mean = sum(results) / pairs
-    sd = math.sqrt(sum((r - mean) ** 2 for r in results) / (pairs - 1)) if pairs > 1 else 0.0
-    return mean, 1.96 * sd / math.sqrt(pairs)
 
 
 def main(argv: list[str] | None = None) -> int:
