@@ -350,7 +350,11 @@ def learned_features(state: State, action: Action) -> list[float]:
 
 
 def play_features(hand: int, field: int, mine: int, theirs: int, pending: int, their_calls: int, c: int,
-              t: int) -> list[float]:  # fmt: skip
+                  t: int) -> list[float]:  # fmt: skip
+    """:data:`FEATURES` of playing hand card ``c`` (capturing ``t``, or -1: whatever of its month is on the field,
+    or a discard), or with a drawn card ``pending`` (not -1) of capturing ``t`` with it (``c`` = ``pending``), for
+    a player who holds ``hand`` and captured ``mine`` against one who captured ``theirs`` and called koi-koi
+    ``their_calls`` times this round (``referee/engine/_rollout.c`` restates it, float for float)."""
     seen = hand | field | mine | theirs | (1 << pending if pending >= 0 else 0)
     unseen = C.ALL & ~seen
     late = 1.0 - hand.bit_count() / 8.0
