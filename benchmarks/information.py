@@ -232,8 +232,14 @@ class Omniscient:
         return self.line.pop(0)
 
 
-def play(player: Search | Bot | Omniscient, choose: Chooser, rules_name: str, seed: int, me: int) -> float:
-    """One match on deal ``seed``, ``player`` in seat ``me``: 1 for a win, 1/2 a draw, 0 a loss."""
+Seen = Callable[[State, list[Action], Action], None]
+"""Told each choice of the player: the state, the legal actions and the one it chose."""
+
+
+def play(player: Search | Bot | Omniscient, choose: Chooser, rules_name: str, seed: int, me: int,
+         seen: Seen | None = None) -> float:  # fmt: skip
+    """One match on deal ``seed``, ``player`` in seat ``me``: 1 for a win, 1/2 a draw, 0 a loss. ``seen`` is told
+    each of the player's choices among two actions or more."""
     rng = random.Random(f"{seed}/{me}")
     state = new_match(PRESETS[rules_name], seed)
     bot = player if isinstance(player, Bot) else None
@@ -249,6 +255,8 @@ def play(player: Search | Bot | Omniscient, choose: Chooser, rules_name: str, se
             action = legal[0]
         elif state.to_move == me:
             action = player.act(state, me, rng)
+            if seen is not None:
+                seen(state, legal, action)
         else:
             action = pool_action(choose, state)
         state = apply(state, action, record=bot is not None)

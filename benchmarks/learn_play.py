@@ -27,16 +27,16 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 # benchmarks/referee.py is named like the package: keep this folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from referee.engine import PRESETS, Action, State, apply, legal_actions, new_match  # noqa: E402
+from referee.engine import PRESETS, Action, State  # noqa: E402
 from referee.engine.policies import FEATURES, GREEDY_POLICY, Learned, Policy, play_features  # noqa: E402
 from referee.engine.state import Phase  # noqa: E402
 
@@ -52,6 +52,16 @@ def view(state: State, legal: list[Action], chosen: Action, seed: int, me: int) 
         "pending": state.pending if state.phase is Phase.DRAW_CHOICE else -1, "their_calls": state.koikoi[1 - p],
         "legal": [[a.card, a.target] for a in legal], "chosen": legal.index(chosen),
     }  # fmt: skip
+
+
+def recorder(lines: list[dict[str, Any]], seed: int, me: int) -> Callable[[State, list[Action], Action], None]:
+    """What ``information.play`` tells of the search's choices, kept in ``lines`` (not its koi-koi calls)."""
+
+    def keep(state: State, legal: list[Action], action: Action) -> None:
+        if state.phase is not Phase.KOIKOI:
+            lines.append(view(state, legal, action, seed, me))
+
+    return keep
 
 
 def rows(line: dict[str, Any]) -> list[list[float]]:
@@ -87,24 +97,10 @@ def gather(args: argparse.Namespace) -> int:
         for k, seed in enumerate(range(args.first, args.first + args.deals)):
             if seed in done:
                 continue
-            lines = []
+            lines: list[dict[str, Any]] = []
             for me in (0, 1):
-                rng = random.Random(f"{seed}/{me}")
-                state = new_match(PRESETS[args.rules], seed)
                 bot = information.Bot(args.samples, args.continuations)
-                bot.start(state, me, seed)
-                while not state.is_over:
-                    bot.see(state, me)
-                    legal = legal_actions(state)
-                    if len(legal) == 1:
-                        action = legal[0]
-                    elif state.to_move == me:
-                        action = bot.act(state, me, rng)
-                        if state.phase is not Phase.KOIKOI:
-                            lines.append(view(state, legal, action, seed, me))
-                    else:
-                        action = information.pool_action(choose, state)
-                    state = apply(state, action, record=True)
+                information.play(bot, choose, args.rules, seed, me, recorder(lines, seed, me))
             out.write("".join(json.dumps(line) + "\n" for line in lines))  # a deal's lines at once
             out.flush()
             decisions += len(lines)
