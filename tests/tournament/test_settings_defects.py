@@ -94,4 +94,5 @@ def test_the_wheel_ships_the_house_bots(tmp_path: Path) -> None:
         assert f"referee/house_bots/{name}" in infos, name
     assert infos["referee/house_bots/random_bot_c.sh"].external_attr >> 16 & 0o111  # still executable
     assert "referee/house_bots.py" in infos and "referee/commands/bots_cmd.py" in infos
+    assert "referee/engine/play_weights.json" in infos  # the learned play's weights (search_bot --continuations)
     assert not any("__pycache__" in n for n in infos)
