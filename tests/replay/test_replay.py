@@ -362,7 +362,7 @@ def test_a_signed_replay_edited_anywhere_is_rejected_at_that_line(replay: Path, 
         obj = json.loads(lines[i])
         if obj["type"] in free:
             key, value = free[obj["type"]]
-            obj[key] = value
+            obj[key] = value if obj[key] != value else 1.5  # an edit must change the line: a decision may take 0.5 ms
             body = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
             edited.write_text("\n".join([*lines[:i], body, *lines[i + 1 :]]) + "\n", encoding="utf-8")
             assert verify(edited).ok  # the re-simulation alone accepts this edit
