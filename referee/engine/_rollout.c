@@ -178,10 +178,10 @@ static double play_value(const policy_t *v, int c, int target, mask_t field, mas
 }
 
 /* policies.Learned: the greedy valuation, the sets of policies._GOALS and the score of an action. */
-static const policy_t greedy_valuation = {{10.0, 5.0, 4.0, 1.0}, 1.0, 0.3, 0.0, 0.0, 0, 0, 0, {0.0}};
+static policy_t greedy_valuation; /* policies.GREEDY, from setup() */
 #define N_GOALS 9
 static mask_t goal_mask[N_GOALS];
-static int goal_need[N_GOALS] = {3, 3, 3, 3, 2, 2, 5, 5, 10};
+static int goal_need[N_GOALS]; /* policies._GOALS, from setup() */
 static mask_t all_cards;
 
 /* policies._goals */
@@ -688,10 +688,17 @@ static PyObject *setup(PyObject *self, PyObject *args) {
         !read_mask(consts, "moon", &m_moon) || !read_mask(consts, "nibble_low", &nibble_low))
         return NULL;
     sake_card = __builtin_ctzll(m_sake);
-    /* policies._GOALS, in its order */
-    mask_t goals_in[N_GOALS] = {m_brights, m_poetry, m_blue, m_bdb, m_sake | m_curtain, m_sake | m_moon, m_animals,
-                                m_ribbons, m_chaff | m_sake};
-    for (int i = 0; i < N_GOALS; i++) goal_mask[i] = goals_in[i];
+    PyObject *goals = PyDict_GetItemString(consts, "goals"), *greedy = PyDict_GetItemString(consts, "greedy");
+    if (!goals || !greedy || !PyTuple_Check(goals) || PyTuple_GET_SIZE(goals) != N_GOALS) {
+        PyErr_SetString(PyExc_ValueError, "setup: goals (9 of them) and greedy");
+        return NULL;
+    }
+    for (int i = 0; i < N_GOALS; i++) {
+        unsigned long long gm;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(goals, i), "Ki", &gm, &goal_need[i])) return NULL;
+        goal_mask[i] = gm;
+    }
+    if (!read_policy(greedy, &greedy_valuation)) return NULL;
     all_cards = (1ULL << 48) - 1;
     PyObject *held = PyDict_GetItemString(consts, "held");
     if (!held) {

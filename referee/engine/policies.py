@@ -580,6 +580,25 @@ def _after_round(state: State, out: tuple[int, ...]) -> State:
     return s
 
 
+_RULE_CODE: Final[dict[object, int]] = {cautious: 0, never: 1, bold: 2}
+_PolicyPack = tuple[tuple[float, float, float, float], float, float, float, float, int, int, tuple[float, ...]]
+
+
+def _pack_policy(policy: Policy) -> _PolicyPack | None:
+    """A policy as the C round loop takes it: the valuation's weights, the koi-koi rule's code and whether it
+    cashes a winning stop; None for a koi-koi rule outside the family."""
+    rule: object = policy.koikoi
+    cash = 0
+    if isinstance(rule, Cashing):
+        rule, cash = rule.rule, 1
+    code = _RULE_CODE.get(rule)
+    if code is None:
+        return None
+    v = policy.valuation or GREEDY
+    learned = policy.learned.weights if policy.learned is not None else ()
+    return (v.base, v.groups, v.count, v.spite, v.sweep, code, cash, learned)
+
+
 def _load_rollout() -> Any:
     """The C round loop, set up with the engine's card tables: only in the compiled engine (this module compiled),
     and only when it was built; else None."""
@@ -592,7 +611,8 @@ def _load_rollout() -> Any:
     consts = {
         "brights": C.BRIGHTS, "rain": 1 << C.RAINMAN, "ribbons": C.RIBBONS, "poetry": C.POETRY, "blue": C.BLUE,
         "animals": C.ANIMALS, "bdb": C.BOAR_DEER_BUTTERFLY, "chaff": C.CHAFF, "sake": 1 << C.SAKE,
-        "curtain": 1 << C.CURTAIN, "moon": 1 << C.MOON, "nibble_low": NIBBLE_LOW, "held": _HELD,
+        "curtain": 1 << C.CURTAIN, "moon": 1 << C.MOON, "nibble_low": NIBBLE_LOW, "held": _HELD, "goals": _GOALS,
+        "greedy": _pack_policy(GREEDY_POLICY),
     }  # fmt: skip
     _rollout.setup(consts, _KIND_OF, C.CARD_MONTH_MASK, _CARD_GROUPS)
     return _rollout
@@ -639,25 +659,6 @@ def _pack_rules(rules: Rules) -> tuple[int, ...] | None:
         _PACKED_RULES.clear()
     _PACKED_RULES[id(rules)] = (rules, packed)
     return packed
-
-
-_RULE_CODE: Final[dict[object, int]] = {cautious: 0, never: 1, bold: 2}
-_PolicyPack = tuple[tuple[float, float, float, float], float, float, float, float, int, int, tuple[float, ...]]
-
-
-def _pack_policy(policy: Policy) -> _PolicyPack | None:
-    """A policy as the C round loop takes it: the valuation's weights, the koi-koi rule's code and whether it
-    cashes a winning stop; None for a koi-koi rule outside the family."""
-    rule: object = policy.koikoi
-    cash = 0
-    if isinstance(rule, Cashing):
-        rule, cash = rule.rule, 1
-    code = _RULE_CODE.get(rule)
-    if code is None:
-        return None
-    v = policy.valuation or GREEDY
-    learned = policy.learned.weights if policy.learned is not None else ()
-    return (v.base, v.groups, v.count, v.spite, v.sweep, code, cash, learned)
 
 
 def rollout_in_c(policy: Policy) -> bool:
