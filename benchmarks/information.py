@@ -1,8 +1,8 @@
 """How much of a preset's result hidden cards decide: players told more or less of the deal, against an opponent.
 
 Plays ``--deals`` duplicate deal pairs (each deal twice, the player in each seat) against one style of the
-opponent pool (``bots/pool_bot.py``) or ``greedy`` (``bots/greedy_bot.py``), asked through the real request of its
-seat, with one of these players:
+opponent pool (``bots/pool_bot.py``), ``greedy`` (``bots/greedy_bot.py``) or ``learned`` (``bots/learned_bot.py``),
+asked through the real request of its seat, with one of these players:
 
 - ``uniform``: a determinized Monte Carlo search (``--samples`` samples a decision; for every legal action, the
   round played out by the search bot's rollout policies and valued by its match odds, as ``bots/search_bot.py``
@@ -68,11 +68,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 search_bot: Any = importlib.import_module("search_bot")  # the bot files of this checkout, not package modules
 pool_bot: Any = importlib.import_module("pool_bot")
 greedy_bot: Any = importlib.import_module("greedy_bot")
-OPPONENTS = ("greedy", *sorted(pool_bot.STYLES))
-"""The opponents: the greedy bot (the search's own model of the opponent) and the styles of the pool."""
+learned_bot: Any = importlib.import_module("learned_bot")
+OPPONENTS = ("greedy", "learned", *sorted(pool_bot.STYLES))
+"""The opponents: the greedy bot (the search's own model of the opponent), the learned bot (a card play stronger
+than greedy's that the search's model does not hold) and the styles of the pool."""
 
 PLAYERS = ("uniform", "known", "exact", "bot", "portfolio", "learned", "solver", "omniscient")
 Chooser = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def opponent(name: str) -> Chooser:
+    """The ``choose(request)`` of the opponent ``name`` (one of :data:`OPPONENTS`)."""
+    if name == "greedy":
+        return greedy_bot.choose  # type: ignore[no-any-return]
+    if name == "learned":
+        return learned_bot.chooser(learned_bot.load_learned(learned_bot.WEIGHTS_FILE))  # type: ignore[no-any-return]
+    return pool_bot.chooser(name)  # type: ignore[no-any-return]
 
 
 def pool_action(choose: Chooser, state: State) -> Action:
@@ -268,7 +279,7 @@ def main() -> int:
                                      "style of the opponent pool.")  # fmt: skip
     parser.add_argument("--rules", default="cardavia", choices=sorted(PRESETS), help="preset (default cardavia)")
     parser.add_argument("--opponent", default="stopper", choices=OPPONENTS,
-                        help="greedy_bot.py, or a style of the opponent pool (default stopper)")
+                        help="greedy_bot.py, learned_bot.py, or a style of the opponent pool (default stopper)")
     parser.add_argument("--deals", type=int, default=100, help="deal pairs (default 100)")
     parser.add_argument("--first", type=int, default=0, help="the first deal's seed (default 0): seeds FIRST..")
     parser.add_argument("--samples", type=int, default=200, help="samples a decision of the searches (default 200)")
@@ -283,7 +294,7 @@ def main() -> int:
         parser.error("--deals and --samples must be 1 or more, --first 0 or more")
     record: dict[str, Any] = {"rules": args.rules, "opponent": args.opponent, "samples": args.samples,
                               "solve_at": args.solve_at, "first": args.first, "deals": args.deals, "players": {}}
-    choose: Chooser = greedy_bot.choose if args.opponent == "greedy" else pool_bot.chooser(args.opponent)
+    choose = opponent(args.opponent)
     print(f"rules {args.rules}, against {args.opponent}, {args.deals} deal pairs from seed {args.first}, "
           f"{args.samples} samples a decision")  # fmt: skip
     print("| player | games | W-D-L | score rate (95%) | pairs won twice / split or drawn / lost twice | seconds |")

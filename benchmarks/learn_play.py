@@ -82,7 +82,9 @@ def benchmark(name: str) -> Any:
 def gather(args: argparse.Namespace) -> int:
     """Play the search bot against ``--opponent`` and append its decisions to ``--data``."""
     information = benchmark("information")
-    choose = information.greedy_bot.choose if args.opponent == "greedy" else information.pool_bot.chooser(args.opponent)
+    if args.opponent not in information.OPPONENTS:
+        raise SystemExit(f"learn_play: unknown opponent {args.opponent!r} ({', '.join(information.OPPONENTS)})")
+    choose = information.opponent(args.opponent)
     path = Path(args.data)
     done: set[int] = set()
     if path.exists():
@@ -183,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("gather", help="play the search bot and append its decisions to a data file")
     g.add_argument("--rules", default="nintendo", choices=sorted(PRESETS), help="preset (default nintendo)")
-    g.add_argument("--opponent", default="greedy", help="greedy, or a style of the opponent pool (default greedy)")
+    g.add_argument("--opponent", default="greedy",
+                   help="greedy, learned, or a style of the opponent pool (default greedy)")
     g.add_argument("--deals", type=int, default=100, help="deal pairs (default 100)")
     g.add_argument("--first", type=int, default=9000, help="the first deal's seed (default 9000)")
     g.add_argument("--samples", type=int, default=1000, help="the search's samples a decision (default 1000)")

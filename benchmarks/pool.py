@@ -9,6 +9,11 @@ style's score rate against greedy with a 95% interval over the deal pairs (a pai
     .venv/bin/python benchmarks/pool.py --pairs 2000
     .venv/bin/python benchmarks/pool.py --rules nintendo --styles reacher stopper --pairs 500 --first 10000
 
+``--player learned`` measures the learned bot (``bots/learned_bot.py``) instead, against greedy and each style of
+``--styles``: a row for each, its score rate against that opponent::
+
+    .venv/bin/python benchmarks/pool.py --player learned --rules nintendo --pairs 1000
+
 Every player is deterministic given its input and every match is seeded, so a run repeats exactly. Standard output
 only, or one JSON object a row with ``--format json``.
 """
@@ -33,6 +38,7 @@ from referee.engine import PRESETS, Action, State  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 pool_bot: Any = importlib.import_module("pool_bot")  # the bot files of this checkout, not package modules
 greedy_bot: Any = importlib.import_module("greedy_bot")
+learned_bot: Any = importlib.import_module("learned_bot")
 
 
 def _load(name: str) -> Any:
@@ -55,11 +61,22 @@ def asked(chooser: Chooser) -> Callable[[State, list[Action]], Action]:
     return lambda state, legal: information.pool_action(chooser, state)
 
 
-def duel(rules: str, player: Chooser, pairs: int, first: int) -> tuple[float, float]:
-    """``player``'s score rate against greedy over ``pairs`` deal pairs from seed ``first``, and the half width of
-    its 95% interval over the pairs."""
-    rate, half = policies.duel(PRESETS[rules], asked(player), pairs, first, asked(greedy_bot.choose))
+def duel(rules: str, player: Chooser, pairs: int, first: int, opponent: Chooser | None = None) -> tuple[float, float]:
+    """``player``'s score rate against ``opponent`` (default greedy) over ``pairs`` deal pairs from seed ``first``,
+    and the half width of its 95% interval over the pairs."""
+    theirs = asked(opponent or greedy_bot.choose)
+    rate, half = policies.duel(PRESETS[rules], asked(player), pairs, first, theirs)
     return float(rate), float(half)
+
+
+def cells(styles: list[str], player: str | None) -> list[tuple[str, Chooser, str, Chooser]]:
+    """The (player, its chooser, opponent, its chooser) of each row: each style against greedy, or ``player``
+    (``learned``) against greedy and each style."""
+    if player is None:
+        return [(name, pool_bot.chooser(name), "greedy", greedy_bot.choose) for name in styles]
+    mine = learned_bot.chooser(learned_bot.load_learned(learned_bot.WEIGHTS_FILE))
+    return [(player, mine, name, greedy_bot.choose if name == "greedy" else pool_bot.chooser(name))
+            for name in ("greedy", *styles)]  # fmt: skip
 
 
 def main() -> int:
@@ -71,25 +88,29 @@ def main() -> int:
     parser.add_argument("--styles", nargs="+", default=styles, choices=styles, help="styles (default all)")
     parser.add_argument("--pairs", type=int, default=1000, help="deal pairs a style and preset (default 1000)")
     parser.add_argument("--first", type=int, default=0, help="seed of the first deal pair (default 0)")
+    parser.add_argument("--player", choices=("learned",), default=None,
+                        help="measure bots/learned_bot.py against greedy and each style, instead of each style "
+                        "against greedy")  # fmt: skip
     parser.add_argument("--format", choices=("table", "json"), default="table", help="output (default table)")
     args = parser.parse_args()
     if args.pairs < 2 or args.first < 0:
         parser.error("--pairs must be 2 or more and --first 0 or more")
     if args.format == "table":
-        print(f"{args.pairs} deal pairs from seed {args.first}, against greedy")
-        print("| rules | style | score rate (95%) | seconds |")
-        print("| --- | --- | --- | --- |")
+        print(f"{args.pairs} deal pairs from seed {args.first}")
+        print("| rules | style | opponent | score rate (95%) | seconds |")
+        print("| --- | --- | --- | --- | --- |")
     for rules in args.rules:
-        for name in args.styles:
+        for name, mine, opponent, theirs in cells(args.styles, args.player):
             started = time.perf_counter()
-            rate, half = duel(rules, pool_bot.chooser(name), args.pairs, args.first)
+            rate, half = duel(rules, mine, args.pairs, args.first, theirs)
             seconds = time.perf_counter() - started
             if args.format == "json":
-                row = {"rules": rules, "style": name, "pairs": args.pairs, "first": args.first, "rate": rate,
-                       "half_width": half, "seconds": round(seconds, 1)}  # fmt: skip
+                row = {"rules": rules, "style": name, "opponent": opponent, "pairs": args.pairs, "first": args.first,
+                       "rate": rate, "half_width": half, "seconds": round(seconds, 1)}  # fmt: skip
                 print(json.dumps(row), flush=True)
             else:
-                print(f"| {rules} | {name} | {100 * rate:.1f}% ± {100 * half:.1f} | {seconds:.0f} |", flush=True)
+                print(f"| {rules} | {name} | {opponent} | {100 * rate:.1f}% ± {100 * half:.1f} | {seconds:.0f} |",
+                      flush=True)
     return 0
 
 

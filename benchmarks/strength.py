@@ -8,9 +8,10 @@ swapped), run as::
     koikoi-referee tournament --bot "house=HOUSE" --bot "OPP=OPPONENT" --rules R --pairs N --seed S -j J \\
         --move-ms MOVE --no-html --out DIR/R-HOUSE-OPP
 
-A house bot is ``random``, ``greedy`` or ``search:MS`` (``bots/search_bot.py --ms MS``, its extra options after
-another colon: ``search:100:--model greedy``); an opponent is a style of ``bots/pool_bot.py`` or ``greedy``/``random``
-(default: ``greedy`` and the whole pool). A preset is only a parameter: any name ``koikoi-referee rules`` knows.
+A house bot is ``random``, ``greedy``, ``learned`` (``bots/learned_bot.py``) or ``search:MS``
+(``bots/search_bot.py --ms MS``, its extra options after another colon: ``search:100:--model greedy``); an
+opponent is a style of ``bots/pool_bot.py`` or ``greedy``/``learned``/``random`` (default: ``greedy`` and the whole
+pool). A preset is only a parameter: any name ``koikoi-referee rules`` knows.
 
 The search bot's ``--ms`` counts its own CPU time, so the figures hold for an idle machine even on a busy one; the
 tournament's clock is generous (``MOVE`` = the larger of 10 s and 20 times ``MS`` per decision, and the default
@@ -42,7 +43,7 @@ if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
 EXE = Path(sys.executable).parent / "koikoi-referee"
 POOL = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper", "reacher")
 """The styles of ``bots/pool_bot.py`` (``--style NAME``)."""
-OPPONENTS = {"greedy": "bots/greedy_bot.py", "random": "bots/random_bot.py --seed 1",
+OPPONENTS = {"greedy": "bots/greedy_bot.py", "random": "bots/random_bot.py --seed 1", "learned": "bots/learned_bot.py",
              **{name: f"bots/pool_bot.py --style {name}" for name in POOL}}  # fmt: skip
 STATS = re.compile(r"^search: (\d+) samples", re.MULTILINE)
 HEADER = ("| rules | house bot | opponent | games | W-D-L | score rate (95%) | Elo | samples | load (mean, max) |\n"
@@ -53,12 +54,12 @@ def house_command(house: str) -> tuple[str, int]:
     """The bot command of a house bot spec and its search budget in ms (0 for the bots that do not search)."""
     if house == "random":
         return "bots/random_bot.py --seed 1", 0
-    if house == "greedy":
-        return "bots/greedy_bot.py", 0
+    if house in ("greedy", "learned"):
+        return f"bots/{house}_bot.py", 0
     name, _, rest = house.partition(":")
     ms, _, extra = rest.partition(":")
     if name != "search" or not ms.isdigit():
-        raise SystemExit(f"strength: unknown house bot {house!r} (random, greedy or search:MS[:OPTIONS])")
+        raise SystemExit(f"strength: unknown house bot {house!r} (random, greedy, learned or search:MS[:OPTIONS])")
     return f"bots/search_bot.py --ms {ms} --stats {extra}".strip(), int(ms)
 
 
@@ -166,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rules", nargs="+", default=["koikoi-japan"], help="presets (default koikoi-japan)")
     parser.add_argument("--house", nargs="+", default=["search:100"],
-                        help="house bots: random, greedy, search:MS[:OPTIONS] (default search:100)")
+                        help="house bots: random, greedy, learned, search:MS[:OPTIONS] (default search:100)")
     parser.add_argument("--opponents", nargs="+", default=["greedy", *POOL], choices=sorted(OPPONENTS),
                         help="opponents (default greedy and the whole pool)")
     parser.add_argument("--pairs", type=int, default=100, help="deal pairs per cell (2 games each; default 100)")

@@ -27,6 +27,7 @@ HOUSE_BOTS = (
     HouseBot("random-js", "random_bot.js", "a uniformly random legal action, in JavaScript (needs node)"),
     HouseBot("random-c", "random_bot_c.sh", "a uniformly random legal action, in C (needs a C compiler)"),
     HouseBot("greedy", "greedy_bot.py", "a one-ply heuristic: the most valuable capture"),
+    HouseBot("learned", "learned_bot.py", "a card play learned from the search bot's choices, no search"),
     HouseBot("pool", "pool_bot.py", "heuristic opponents of distinct styles (--style NAME), to measure bots against"),
     HouseBot("search", "search_bot.py", "determinized Monte Carlo search (--ms N per decision)"),
 )

@@ -67,7 +67,7 @@ def test_bots_lists_the_house_bots_and_play_runs_them(tmp_path: Path) -> None:
     out, _ = cli("bots", "--json")
     doc = json.loads(out)
     names = [b["name"] for b in doc["bots"]]
-    assert names == ["minimal", "random", "random-js", "random-c", "greedy", "pool", "search"]
+    assert names == ["minimal", "random", "random-js", "random-c", "greedy", "learned", "pool", "search"]
     assert all(Path(b["path"]).is_file() for b in doc["bots"])
     greedy, _ = cli("bots", "--path", "greedy")
     assert greedy == GREEDY + "\n"
@@ -89,8 +89,8 @@ def test_the_wheel_ships_the_house_bots(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("koikoi_referee-*.whl")
     with zipfile.ZipFile(wheel) as z:
         infos = {i.filename: i for i in z.infolist()}
-    for name in ("greedy_bot.py", "random_bot.py", "minimal_bot.py", "search_bot.py", "random_bot.js",
-                 "random_bot_c.sh", "c/random_bot.c", "README.md"):  # fmt: skip
+    for name in ("greedy_bot.py", "learned_bot.py", "random_bot.py", "minimal_bot.py", "search_bot.py",
+                 "random_bot.js", "random_bot_c.sh", "c/random_bot.c", "README.md"):  # fmt: skip
         assert f"referee/house_bots/{name}" in infos, name
     assert infos["referee/house_bots/random_bot_c.sh"].external_attr >> 16 & 0o111  # still executable
     assert "referee/house_bots.py" in infos and "referee/commands/bots_cmd.py" in infos
