@@ -46,19 +46,23 @@ def mask(ids: Iterable[str]) -> int:
     return m
 
 
-def score(play: Learned, request: Request, action: dict[str, Any]) -> float:
-    """``play``'s score of a legal play or capture choice of ``request``."""
+def scores(play: Learned, request: Request) -> list[float]:
+    """``play``'s score of each legal play or capture choice of ``request``, in the order of ``legal``."""
     view = request["view"]
     me = view["seat"] - 1
     pending = card(view["drawn"]) if request["decision"] == "capture" else -1
-    c = pending if pending >= 0 else card(action["play"])
-    t = card(action["capture"]) if "capture" in action else -1
-    features = play_features(mask(view["hand"]), mask(view["field"]), mask(view["captured"][me]),
-                             mask(view["captured"][1 - me]), pending, view["koikoi_calls"][1 - me], c, t)  # fmt: skip
-    s = 0.0
-    for w, f in zip(play.weights, features, strict=True):
-        s += w * f
-    return s
+    hand, field = mask(view["hand"]), mask(view["field"])
+    mine, theirs = mask(view["captured"][me]), mask(view["captured"][1 - me])
+    calls = view["koikoi_calls"][1 - me]
+    out = []
+    for action in request["legal"]:
+        c = pending if pending >= 0 else card(action["play"])
+        t = card(action["capture"]) if "capture" in action else -1
+        s = 0.0
+        for w, f in zip(play.weights, play_features(hand, field, mine, theirs, pending, calls, c, t), strict=True):
+            s += w * f
+        out.append(s)
+    return out
 
 
 def koikoi(view: dict[str, Any]) -> bool:
@@ -81,8 +85,7 @@ def chooser(play: Learned) -> Callable[[Request], dict[str, Any]]:
             want = koikoi(request["view"])
             return next((a for a in legal if a.get("koikoi") is want), legal[0])
         best, best_v = legal[0], -1e300
-        for a in legal:
-            v = score(play, request, a)
+        for a, v in zip(legal, scores(play, request), strict=True):
             if v > best_v:
                 best, best_v = a, v
         return best
