@@ -7,6 +7,7 @@ Test modules import from here (``from tests.helpers import ...``), never from on
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import random
@@ -70,6 +71,33 @@ CLOCK = ("--startup-ms", "20000", "--move-ms", "5000", "--bank-ms", "20000")
 """Time-control flags no bot runs out of on a busy machine."""
 FAST = ("--rules", "cardavia", *CLOCK)
 """Flags of a short match: the single-deal cardavia rules and a generous clock."""
+
+
+def benchmark_module(name: str) -> Any:
+    """``benchmarks/NAME.py`` loaded by its path as a module of its own (``benchmarks/referee.py`` is named like the
+    package, so the folder stays off the import path)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def short_matches(seats: Sequence[tuple[str, list[str]]], folder: Path, seed: int) -> list[dict[str, Any]]:
+    """Each ``(rules, [seat 1 command, seat 2 command])`` played for 3 rounds through the referee (``play --json``,
+    ``--seed seed``), its replay in ``folder`` verified by ``replay verify``; their result lines."""
+    results = []
+    for i, (rules, commands) in enumerate(seats):
+        replay = folder / f"{i}.replay.jsonl"
+        out = subprocess.run([str(EXE), "play", *commands, "--json", "--rules", rules, "--rounds", "3", "--seed",
+                              str(seed), "--replay", str(replay)], capture_output=True, text=True, timeout=300,
+                             cwd=ROOT)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        results.append(json.loads(out.stdout.splitlines()[-1]))
+        verify = subprocess.run([str(EXE), "replay", "verify", str(replay)], capture_output=True, text=True,
+                                timeout=120, cwd=ROOT)  # fmt: skip
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+    return results
 
 
 def referee(*args: str | Path, cwd: Path = ROOT, check: int | None = 0, timeout: float = 300, fsize: int | None = None,

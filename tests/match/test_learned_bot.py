@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -16,7 +15,7 @@ from referee.engine import PRESETS, apply, legal_actions, new_match, observe, po
 from referee.engine.state import Phase
 from referee.protocol.messages import request_message
 from referee.protocol.text import encode
-from tests.helpers import ROOT
+from tests.helpers import ROOT, benchmark_module, short_matches
 
 BOT = ROOT / "bots" / "learned_bot.py"
 sys.path.insert(0, str(ROOT / "bots"))
@@ -26,10 +25,7 @@ import learned_bot  # noqa: E402
 import search_bot  # noqa: E402
 import strength  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("pool_benchmark", ROOT / "benchmarks" / "pool.py")
-assert _spec is not None and _spec.loader is not None
-pool: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pool)
+pool = benchmark_module("pool")
 
 
 def requests_of_matches(rules_name: str, seeds: range) -> list[tuple[dict[str, Any], Any]]:
@@ -76,20 +72,11 @@ def test_other_weights_play_another_fit(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_it_plays_legal_matches_through_the_referee_in_both_seats(referee_exe: Path, tmp_path: Path) -> None:
+def test_it_plays_legal_matches_through_the_referee_in_both_seats(tmp_path: Path) -> None:
     bot = f"{sys.executable} {BOT}"
     greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
-    for i, (rules, seats) in enumerate((("nintendo", [bot, greedy]), ("cardavia", [greedy, bot]))):
-        replay = tmp_path / f"{i}.replay.jsonl"
-        out = subprocess.run([str(referee_exe), "play", *seats, "--json", "--rules", rules, "--rounds", "3",
-                              "--seed", "5", "--replay", str(replay)], capture_output=True, text=True,
-                             timeout=300, cwd=ROOT)  # fmt: skip
-        assert out.returncode == 0, out.stderr
-        result = json.loads(out.stdout.splitlines()[-1])
+    for result in short_matches((("nintendo", [bot, greedy]), ("cardavia", [greedy, bot])), tmp_path, 5):
         assert result["forfeit"] is None and "learned" in result["names"]
-        verify = subprocess.run([str(referee_exe), "replay", "verify", str(replay)], capture_output=True, text=True,
-                                timeout=120, cwd=ROOT)  # fmt: skip
-        assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 @pytest.mark.slow

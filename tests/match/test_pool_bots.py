@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, benchmark_module, short_matches
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
@@ -21,10 +20,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import pool_bot  # noqa: E402
 import strength  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("pool_benchmark", ROOT / "benchmarks" / "pool.py")
-assert _spec is not None and _spec.loader is not None
-pool: Any = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pool)
+pool = benchmark_module("pool")
 
 NAMES = ("aggressive", "stopper", "brights", "ribbons", "denier", "holder", "sweeper", "reacher")
 
@@ -34,21 +30,12 @@ def test_the_benchmark_measures_against_every_style() -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_style_plays_legal_matches_through_the_referee(referee_exe: Path, name: str, tmp_path: Path) -> None:
+def test_each_style_plays_legal_matches_through_the_referee(name: str, tmp_path: Path) -> None:
     bot = f"{sys.executable} {BOT} --style {name}"
     greedy = f"{sys.executable} {ROOT / 'bots' / 'greedy_bot.py'}"
-    for i, (rules, seats) in enumerate((("koikoi-japan", [bot, greedy]), ("guide", [greedy, bot]))):
-        replay = tmp_path / f"{i}.replay.jsonl"
-        out = subprocess.run([str(referee_exe), "play", *seats, "--json", "--rules", rules, "--rounds", "3",
-                              "--seed", "3", "--replay", str(replay)], capture_output=True, text=True,
-                             timeout=300, cwd=ROOT)  # fmt: skip
-        assert out.returncode == 0, out.stderr
-        result = json.loads(out.stdout.splitlines()[-1])
+    for result in short_matches((("koikoi-japan", [bot, greedy]), ("guide", [greedy, bot])), tmp_path, 3):
         assert result["forfeit"] is None  # every action it sent was legal and in time
         assert name in result["names"]
-        verify = subprocess.run([str(referee_exe), "replay", "verify", str(replay)], capture_output=True, text=True,
-                                timeout=120, cwd=ROOT)  # fmt: skip
-        assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def request(decision: str, legal: list[dict[str, Any]], **view: Any) -> dict[str, Any]:
