@@ -87,8 +87,8 @@ def opponent(name: str) -> Chooser:
 
 
 def pool_action(choose: Chooser, state: State) -> Action:
-    """The opponent's action at ``state``: its answer (a pool style's or greedy's) to the real request of the seat to
-    move."""
+    """The opponent's action at ``state``: its answer (a pool style's, greedy's or the learned bot's) to the real
+    request of the seat to move."""
     request = json.loads(encode(request_message(1, observe(state, state.to_move), 1000, 0)))
     want = choose(request)
     return next(a for a in legal_actions(state) if search_bot.wire(a) == want)

@@ -38,7 +38,6 @@ from referee.engine import PRESETS, Action, State  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bots"))
 pool_bot: Any = importlib.import_module("pool_bot")  # the bot files of this checkout, not package modules
 greedy_bot: Any = importlib.import_module("greedy_bot")
-learned_bot: Any = importlib.import_module("learned_bot")
 
 
 def _load(name: str) -> Any:
@@ -73,10 +72,9 @@ def cells(styles: list[str], player: str | None) -> list[tuple[str, Chooser, str
     """The (player, its chooser, opponent, its chooser) of each row: each style against greedy, or ``player``
     (``learned``) against greedy and each style."""
     if player is None:
-        return [(name, pool_bot.chooser(name), "greedy", greedy_bot.choose) for name in styles]
-    mine = learned_bot.chooser(learned_bot.load_learned(learned_bot.WEIGHTS_FILE))
-    return [(player, mine, name, greedy_bot.choose if name == "greedy" else pool_bot.chooser(name))
-            for name in ("greedy", *styles)]  # fmt: skip
+        return [(name, information.opponent(name), "greedy", greedy_bot.choose) for name in styles]
+    mine = information.opponent(player)
+    return [(player, mine, name, information.opponent(name)) for name in ("greedy", *styles)]
 
 
 def main() -> int:
