@@ -58,10 +58,7 @@ def scores(play: Learned, request: Request) -> list[float]:
     for action in request["legal"]:
         c = pending if pending >= 0 else card(action["play"])
         t = card(action["capture"]) if "capture" in action else -1
-        s = 0.0
-        for w, f in zip(play.weights, play_features(hand, field, mine, theirs, pending, calls, c, t), strict=True):
-            s += w * f
-        out.append(s)
+        out.append(play.weigh(play_features(hand, field, mine, theirs, pending, calls, c, t)))
     return out
 
 

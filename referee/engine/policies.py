@@ -400,12 +400,16 @@ class Learned:
         if len(self.weights) != len(FEATURES):
             raise ValueError(f"a learned play takes {len(FEATURES)} weights, not {len(self.weights)}")
 
-    def score(self, state: State, action: Action) -> float:
-        """The weighted sum of ``action``'s features at ``state``."""
+    def weigh(self, features: list[float]) -> float:
+        """The weighted sum of an action's :data:`FEATURES` (as :func:`play_features` gives them)."""
         s = 0.0
-        for w, f in zip(self.weights, learned_features(state, action), strict=True):
+        for w, f in zip(self.weights, features, strict=True):
             s += w * f
         return s
+
+    def score(self, state: State, action: Action) -> float:
+        """The weighted sum of ``action``'s features at ``state``."""
+        return self.weigh(learned_features(state, action))
 
     def choose(self, state: State, legal: list[Action]) -> Action:
         """The action with the highest score among ``legal`` (a play or a capture choice; first of equals)."""

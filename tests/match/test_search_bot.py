@@ -33,7 +33,7 @@ from referee.engine.opponents import FLOOR
 from referee.engine.policies import GREEDY_POLICY, KOIKOI_RULES, VALUATIONS, Policy, bold, learned_play
 from referee.engine.rules import rules_from_dict
 from referee.engine.simulate import MatchOdds
-from tests.helpers import ROOT, TESHI_ORDER, deal_of, random_match, seat_event
+from tests.helpers import ROOT, TESHI_ORDER, benchmark_module, deal_of, random_match, seat_event
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
 
@@ -500,10 +500,7 @@ def test_the_policies_benchmark_plays_each_policy_against_greedy() -> None:
     rates = dict(re.findall(r"^\| (.+) \| ([\d.]+% ± [\d.]+) \|$", run.stdout, re.M))
     assert len(rates) == 15 and {"spiteful", "greedy, never koi-koi"} <= set(rates)
     assert sum(name.startswith("random ") for name in rates) == 2
-    spec = importlib.util.spec_from_file_location("policies_benchmark", script)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_module("policies")
     same = bench.Policy(bench.GREEDY, bench.koikoi_rule())
     assert bench.duel(PRESETS["nintendo"], same.act, 6, 0) == (0.5, 0.0)
 

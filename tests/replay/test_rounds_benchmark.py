@@ -3,25 +3,20 @@ final scores, the koi-koi decisions), on replays of the engine and of a match th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import CLOCK, GREEDY, ROOT, referee
+from tests.helpers import CLOCK, GREEDY, ROOT, benchmark_module, referee
 from tests.replay_factory import write_replay
 
 SCRIPT = ROOT / "benchmarks" / "rounds.py"
 
 
 def load() -> Any:
-    spec = importlib.util.spec_from_file_location("rounds_benchmark", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("rounds")
 
 
 def calls_of(lines: list[dict[str, Any]], seat: int) -> int:
