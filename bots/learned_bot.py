@@ -31,7 +31,7 @@ except ImportError:  # run from a checkout without the package installed
 
 from referee.bot import run
 from referee.engine.cards import card
-from referee.engine.policies import WEIGHTS_FILE, Learned, load_learned, play_features
+from referee.engine.policies import WEIGHTS_FILE, Decision, Learned, action_features, load_learned
 
 Request = dict[str, Any]
 """One decoded ``request`` line."""
@@ -53,12 +53,12 @@ def scores(play: Learned, request: Request) -> list[float]:
     pending = card(view["drawn"]) if request["decision"] == "capture" else -1
     hand, field = mask(view["hand"]), mask(view["field"])
     mine, theirs = mask(view["captured"][me]), mask(view["captured"][1 - me])
-    calls = view["koikoi_calls"][1 - me]
+    x = Decision(hand, field, mine, theirs, pending, view["koikoi_calls"][1 - me])
     out = []
     for action in request["legal"]:
         c = pending if pending >= 0 else card(action["play"])
         t = card(action["capture"]) if "capture" in action else -1
-        out.append(play.weigh(play_features(hand, field, mine, theirs, pending, calls, c, t)))
+        out.append(play.weigh(action_features(x, c, t)))
     return out
 
 

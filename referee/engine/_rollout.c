@@ -201,7 +201,8 @@ static double goals(mask_t x, mask_t y, int *done, int *near) {
     return v;
 }
 
-/* What policies._features reads of a decision before any action: the same for each of its actions. */
+/* What policies.play_features reads of a decision before any action, the same for each of its actions
+ * (policies.Decision). */
 typedef struct {
     mask_t hand, field, mine, theirs, unseen;
     int pending, d0, on0;
@@ -223,7 +224,7 @@ static void learned_decision(decision_t *x, mask_t hand, mask_t field, mask_t mi
     x->called = their_calls ? 1.0 : 0.0;
 }
 
-/* The weighted sum of policies._features of playing c (capturing t) or, with a drawn card (x->pending), of
+/* The weighted sum of policies.play_features of playing c (capturing t) or, with a drawn card (x->pending), of
  * capturing t with it (c = the drawn card). */
 static double learned_score(const policy_t *v, const decision_t *x, int c, int t) {
     int d, on, ignored;

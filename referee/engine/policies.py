@@ -343,10 +343,30 @@ def _goals(x: int, y: int) -> tuple[float, int, int]:
 def learned_features(state: State, action: Action) -> list[float]:
     """:data:`FEATURES` of ``action`` (a play, or a capture choice after a draw) for the player to move at
     ``state``: its hand, the field, both capture piles, the drawn card and the koi-koi calls; nothing hidden."""
+    return action_features(learned_decision(state), action.card, action.target)
+
+
+def learned_decision(state: State) -> Decision:
+    """The :class:`Decision` of the player to move at ``state`` (a play, or a capture choice after a draw)."""
     p = state.to_move
-    hand, field, mine, theirs = state.hands[p], state.field, state.captured[p], state.captured[1 - p]
     pending = state.pending if state.phase is _PH_DRAW_CHOICE else -1
-    return play_features(hand, field, mine, theirs, pending, state.koikoi[1 - p], action.card, action.target)
+    return Decision(state.hands[p], state.field, state.captured[p], state.captured[1 - p], pending,
+                    state.koikoi[1 - p])  # fmt: skip
+
+
+class Decision:
+    """What :data:`FEATURES` read of a decision before any action, computed once for all of its actions: the
+    mover's hand, the field, both capture piles, the drawn card (``pending``, -1 when choosing a card to play), the
+    cards unseen, how far the round is, both players' set progress (``referee/engine/_rollout.c``'s
+    ``decision_t``)."""
+
+    def __init__(self, hand: int, field: int, mine: int, theirs: int, pending: int, their_calls: int) -> None:
+        self.hand, self.field, self.mine, self.theirs, self.pending = hand, field, mine, theirs, pending
+        self.unseen = C.ALL & ~(hand | field | mine | theirs | (1 << pending if pending >= 0 else 0))
+        self.late = 1.0 - hand.bit_count() / 8.0
+        self.pv0, self.d0, _ = _goals(mine, theirs)
+        self.ov0, _, self.on0 = _goals(theirs, mine)
+        self.called = 1.0 if their_calls else 0.0
 
 
 def play_features(hand: int, field: int, mine: int, theirs: int, pending: int, their_calls: int, c: int,
@@ -355,13 +375,15 @@ def play_features(hand: int, field: int, mine: int, theirs: int, pending: int, t
     or a discard), or with a drawn card ``pending`` (not -1) of capturing ``t`` with it (``c`` = ``pending``), for
     a player who holds ``hand`` and captured ``mine`` against one who captured ``theirs`` and called koi-koi
     ``their_calls`` times this round (``referee/engine/_rollout.c`` restates it, float for float)."""
-    seen = hand | field | mine | theirs | (1 << pending if pending >= 0 else 0)
-    unseen = C.ALL & ~seen
-    late = 1.0 - hand.bit_count() / 8.0
-    pv0, d0, _ = _goals(mine, theirs)
-    ov0, _, on0 = _goals(theirs, mine)
+    return action_features(Decision(hand, field, mine, theirs, pending, their_calls), c, t)
+
+
+def action_features(x: Decision, c: int, t: int) -> list[float]:
+    """:func:`play_features` of playing ``c`` (capturing ``t``) at decision ``x``: the same list, with what depends
+    on the decision alone read from ``x``."""
+    hand, field, mine, theirs = x.hand, x.field, x.mine, x.theirs
     month = C.CARD_MONTH_MASK[c]
-    if pending >= 0:
+    if x.pending >= 0:
         g = GREEDY.worth(t, mine, theirs)
         taken = 1 << c | 1 << t
         left = field & ~taken
@@ -373,18 +395,17 @@ def play_features(hand: int, field: int, mine: int, theirs: int, pending: int, t
     mine2 = mine | taken
     pv, d, _ = _goals(mine2, theirs)
     ov, _, on = _goals(theirs, mine2)
-    unseen_month = (unseen & month).bit_count()
+    unseen_month = (x.unseen & month).bit_count()
     expose = 0.0
     if unseen_month:
-        for x in cards_of(left & month):
-            expose += GREEDY.value(x, theirs)
+        for y in cards_of(left & month):
+            expose += GREEDY.value(y, theirs)
         expose /= 10.0
     discard = 0.0 if taken else 1.0
     keep = 1.0 if hand & month else 0.0
-    called = 1.0 if their_calls else 0.0
-    return [g / 10.0, discard, taken.bit_count() / 2.0, float(d - d0), pv - pv0, ov0 - ov, expose,
-            expose * unseen_month / 3.0, discard * keep, (1.0 - discard) * keep, (d - d0) * called,
-            (pv - pv0) * late, expose * late, float(on0 - on)]  # fmt: skip
+    return [g / 10.0, discard, taken.bit_count() / 2.0, float(d - x.d0), pv - x.pv0, x.ov0 - ov, expose,
+            expose * unseen_month / 3.0, discard * keep, (1.0 - discard) * keep, (d - x.d0) * x.called,
+            (pv - x.pv0) * x.late, expose * x.late, float(x.on0 - on)]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -413,9 +434,10 @@ class Learned:
 
     def choose(self, state: State, legal: list[Action]) -> Action:
         """The action with the highest score among ``legal`` (a play or a capture choice; first of equals)."""
+        x = learned_decision(state)
         best, best_v = legal[0], -1e300
         for a in legal:
-            v = self.score(state, a)
+            v = self.weigh(action_features(x, a.card, a.target))
             if v > best_v:
                 best, best_v = a, v
         return best
