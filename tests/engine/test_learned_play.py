@@ -101,6 +101,29 @@ def test_it_reads_only_the_mover_s_view(preset: str) -> None:
     assert checked > 30
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_a_decision_s_terms_computed_once_give_each_action_s_features(preset: str) -> None:
+    rng = random.Random(5)
+    play = P.Learned("random", tuple(rng.uniform(-3, 3) for _ in P.FEATURES))
+    checked = 0
+    for seed in range(3):
+        for state, _ in random_match(PRESETS[preset], seed, seed + 10):
+            if state.is_over or state.phase is Phase.KOIKOI or len(legal_actions(state)) < 2:
+                continue
+            legal = legal_actions(state)
+            p = state.to_move
+            pending = state.pending if state.phase is Phase.DRAW_CHOICE else -1
+            each = [P.play_features(state.hands[p], state.field, state.captured[p], state.captured[1 - p], pending,
+                                    state.koikoi[1 - p], a.card, a.target) for a in legal]  # fmt: skip
+            x = P.learned_decision(state)
+            assert [P.action_features(x, a.card, a.target) for a in legal] == each
+            assert [P.learned_features(state, a) for a in legal] == each
+            best = max(range(len(legal)), key=lambda i: (play.weigh(each[i]), -i))  # the first of equals
+            assert play.choose(state, legal) == legal[best]
+            checked += 1
+    assert checked > 30
+
+
 def test_its_weights_are_one_a_feature() -> None:
     with pytest.raises(ValueError, match="takes 14 weights, not 3"):
         P.Learned("short", (1.0, 2.0, 3.0))
