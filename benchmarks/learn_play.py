@@ -37,7 +37,7 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from referee.engine import PRESETS, Action, State  # noqa: E402
-from referee.engine.policies import FEATURES, GREEDY_POLICY, Learned, Policy, play_features  # noqa: E402
+from referee.engine.policies import FEATURES, GREEDY_POLICY, Decision, Learned, Policy, action_features  # noqa: E402
 from referee.engine.state import Phase  # noqa: E402
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "referee" / "engine" / "play_weights.json"
@@ -65,9 +65,9 @@ def recorder(lines: list[dict[str, Any]], seed: int, me: int) -> Callable[[State
 
 
 def rows(line: dict[str, Any]) -> list[list[float]]:
-    """The features of each legal action of one decision of the data."""
-    return [play_features(line["hand"], line["field"], line["mine"], line["theirs"], line["pending"],
-                          line["their_calls"], c, t) for c, t in line["legal"]]  # fmt: skip
+    """The features of each legal action of one decision of the data (what depends on the decision alone, once)."""
+    x = Decision(line["hand"], line["field"], line["mine"], line["theirs"], line["pending"], line["their_calls"])
+    return [action_features(x, c, t) for c, t in line["legal"]]
 
 
 def benchmark(name: str) -> Any:
