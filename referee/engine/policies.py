@@ -428,10 +428,6 @@ class Learned:
             s += w * f
         return s
 
-    def score(self, state: State, action: Action) -> float:
-        """The weighted sum of ``action``'s features at ``state``."""
-        return self.weigh(learned_features(state, action))
-
     def choose(self, state: State, legal: list[Action]) -> Action:
         """The action with the highest score among ``legal`` (a play or a capture choice; first of equals)."""
         x = learned_decision(state)
