@@ -95,6 +95,8 @@ class Board:
     def __init__(self, how: str) -> None:
         self.how = how
         self.fd = os.open(sys.argv[0] if how != "collude" else "/etc/passwd", os.O_RDONLY)
+        # the slots' bytes, far past the end of the file, named by the tag: runs at once keep to their own bytes
+        self.base = (1 << 20) + int.from_bytes(hashlib.sha256(TAG.encode()).digest()[:3], "big") % (1 << 20) * 64
         self.pool: list[str] = []
         self.held: dict[int, list[int]] = {}
         if how == "flock":
@@ -105,7 +107,7 @@ class Board:
     def _fcntl(self, kind: int, start: int, *, get: bool) -> int:
         cmd = {("ofd", False): F_OFD_SETLK, ("ofd", True): F_OFD_GETLK, ("posix", False): fcntl.F_SETLK,
                ("posix", True): fcntl.F_GETLK}[("posix" if self.how == "posix" else "ofd", get)]  # fmt: skip
-        out = fcntl.fcntl(self.fd, cmd, struct.pack(FLOCK, kind, os.SEEK_SET, start, 1, 0))
+        out = fcntl.fcntl(self.fd, cmd, struct.pack(FLOCK, kind, os.SEEK_SET, self.base + start, 1, 0))
         return int(struct.unpack(FLOCK, out)[0])
 
     def _files(self, slot: int) -> list[str]:
