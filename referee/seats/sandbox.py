@@ -2,7 +2,9 @@
 
 A sandboxed bot gets its own PID namespace (it sees only itself and its children; they all die with the
 sandbox, so nothing escapes and nothing can signal the referee or the opponent), no network (only ``lo``), its
-own IPC and host name, an environment cleared to :data:`ENV_ALLOW` plus ``--bot-env NAME=VALUE``, a read-only
+own IPC and host name, an environment cleared to :data:`ENV_ALLOW` plus ``--bot-env NAME=VALUE`` (and, for a
+bot run by the referee's own Python that would not find the running ``referee`` package by itself, its folder
+on ``PYTHONPATH``: see :func:`referee.seats.process.plan.library_path`), a read-only
 view of the system (``/usr``, ``/bin``, ``/lib*``, ``/sbin``, ``/etc``, ``/opt``), read-only binds of the files
 named on its command line and of the interpreter that runs it (the referee's own Python and its venv for a
 ``.py`` bot, a venv or a version manager's folder under the home directory), and a size-capped private ``/tmp``

@@ -283,6 +283,37 @@ def test_a_compiled_binary(tmp_path: Path) -> None:
     assert forfeit is None and names[0] == "random-c"
 
 
+LIBRARY_BOT = """\
+import os, sys
+import referee
+if os.path.dirname(os.path.realpath(referee.__file__)) != os.environ["EXPECTED"]:
+    sys.exit("referee imported from " + referee.__file__)
+from referee.bot import run
+sys.exit(run(lambda request: request["legal"][0], name="library"))
+"""
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_py_bot_imports_the_library_of_the_referee_that_runs_it(tmp_path: Path, mode: str) -> None:
+    # a referee run from a source checkout (PYTHONPATH), not the installed package: its Python bots import
+    # ``referee.bot`` from that checkout, sandboxed or not, whatever version is installed
+    if mode == "bwrap" and bwrap_path() is None:
+        pytest.skip("bwrap is not installed (apt-get install bubblewrap)")
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "referee", checkout / "referee", ignore=shutil.ignore_patterns("__pycache__"))
+    bot = tmp_path / "library_bot.py"
+    bot.write_text(LIBRARY_BOT)
+    expected = str((checkout / "referee").resolve())
+    code = "import sys; from referee.cli import main; sys.exit(main())"
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    argv = [sys.executable, "-c", code, "play", str(bot), FIRST, "--rounds", "1", "--json", "--sandbox", mode,
+            "--bot-env", f"EXPECTED={expected}"]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["forfeit"] is None and result["names"] == ["library", "first"], proc.stdout
+
+
 def run_play(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     exe = str(Path(sys.executable).parent / "koikoi-referee")
     return subprocess.run(

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import resource
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -245,6 +247,34 @@ def bot_environment(cwd: Path, token: str, extra: tuple[tuple[str, str], ...] = 
     return env
 
 
+@functools.cache
+def _library_found() -> bool:
+    """Whether the referee's Python, started afresh as a bot's is (its environment cleared, from ``/``), finds
+    the ``referee`` package that is running (not when the referee runs from a source checkout with
+    ``PYTHONPATH``, or another installed version would be found first)."""
+    running = Path(referee.__file__).resolve().parent
+    code = "import importlib.util as u; s = u.find_spec('referee'); print(s.origin if s and s.origin else '')"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], env=sandbox.allowed_env(), cwd="/", capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = proc.stdout.strip()
+    return bool(found) and Path(found).resolve().parent == running
+
+
+def library_path(argv: list[str], env: dict[str, str]) -> None:
+    """Let a bot that runs the referee's own Python import the referee's own library (``referee.bot``): where
+    that Python would not find the running ``referee`` package by itself, the folder holding it goes on the
+    bot's ``PYTHONPATH`` (after any the bot was given with ``--bot-env``). A sandboxed bot sees only the package
+    in that folder."""
+    if not argv or argv[0] != sys.executable or _library_found():
+        return
+    holder = str(Path(referee.__file__).resolve().parent.parent)
+    given = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = f"{given}{os.pathsep}{holder}" if given else holder
+
+
 @dataclass
 class Launch:
     """A bot process ready to start: ``argv`` and ``env`` for the exec, ``cwd`` for the referee's side of it,
@@ -335,6 +365,7 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
             argv = resolve_paths(argv, here)
         wrapper = limit_wrapper(limits, sandboxed=False, cgroup=cgroup)
         env = bot_environment(cwd, token, limits.env)
+        library_path(argv, env)
         kind = "rlimit" if wrapper else "none"
         return Launch([*join, *wrapper, *argv], env, cwd, cwd, tmpdir, "none", kind)
     bwrap = sandbox.bwrap_path()
@@ -359,6 +390,7 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
     chdir = [] if limits.workdir is None or given is not None else ["env", "-C", limits.workdir]
     inner = [*chdir, *wrapper, *argv]
     env = sandbox.sandbox_env(sandbox.allowed_env(limits.env))
+    library_path(argv, env)
     if given is not None:
         env["PWD"] = given
     if chdir:
