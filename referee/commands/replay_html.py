@@ -22,7 +22,7 @@ def html_cmd(
     seat: Annotated[
         int | None,
         typer.Option(
-            "--seat", min=1, max=2, help="Only what this seat saw: the page holds no other hand, stock card or seed."
+            "--seat", min=1, max=2, help="Only what this seat saw: the page holds no other hand, stock card or seed (a replay file only)."
         ),
     ] = None,
 ) -> None:
@@ -34,6 +34,9 @@ def html_cmd(
         if path.is_dir():
             if out is not None:
                 fail("--out applies to a replay file; a folder gets pages next to its replays and index.html")
+            if seat is not None:  # a folder's pages show every card: never write them as if they were a seat's
+                fail("--seat applies to a replay file (a folder's pages show every hand, the stock and the seed); "
+                     "write a seat's page for each replay file")  # fmt: skip
             index = write_site(path) if is_tournament(path) else write_index(path)
             typer.echo(f"wrote {index}")
             return

@@ -247,6 +247,20 @@ def test_cli_writes_a_page_and_reports_bad_input(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no such file or folder" in res.output
 
 
+def test_a_folder_s_pages_are_never_written_for_a_seat(tmp_path: Path) -> None:
+    # a folder's pages show every card: --seat there is refused before any page is written, not ignored
+    write_replay(tmp_path / "m-0001.jsonl", seed=1, match_id="m-0001")
+    runner = CliRunner()
+    for seat in ("1", "2"):
+        res = runner.invoke(_cli(), ["replay", "html", str(tmp_path), "--seat", seat])
+        assert res.exit_code == 2 and "--seat applies to a replay file" in res.output, res.output
+        assert res.output.strip().count("\n") == 0 and "Traceback" not in res.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["m-0001.jsonl"]
+    res = runner.invoke(_cli(), ["replay", "html", str(tmp_path / "m-0001.jsonl"), "--seat", "1"])
+    assert res.exit_code == 0 and '<body data-seat-view="1">' in (tmp_path / "m-0001.html").read_text("utf-8")
+    assert _embedded(tmp_path / "m-0001.html")["match"]["seed"] is None
+
+
 def test_index_links_every_match(tmp_path: Path) -> None:
     write_replay(tmp_path / "replays" / "m-0001.jsonl", seed=1, match_id="m-0001")
     write_replay(tmp_path / "replays" / "m 0002.jsonl", seed=2, match_id="m-0002", names=("gamma", "delta"))

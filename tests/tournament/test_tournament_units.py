@@ -34,7 +34,7 @@ from referee.tournament import (
 from referee.tournament.records import COLUMN_OF, Column, Redeal
 from referee.tournament.schedule import redealt
 from referee.tournament.stats import PENTANOMIAL_SCORES, _mle, score_of_elo
-from tests.helpers import ROOT, finished, make_config
+from tests.helpers import ROOT, finished, make_config, referee
 
 # -- config --------------------------------------------------------------------------------------------------
 
@@ -44,6 +44,16 @@ def test_example_tournament_file_loads() -> None:
     assert cfg.rules.name == "cardavia"
     assert [b.name for b in cfg.bots][:2] == ["greedy", "random"]
     assert cfg.pairs == 20 and cfg.seed_drawn  # a shipped example fixes no seed: bots could compute the deals
+
+
+def test_example_tournament_file_plays_from_any_folder(tmp_path: Path) -> None:
+    # its bot commands are relative to the file's folder: the README's command works from the repository's root
+    # and from examples/ alike
+    for cwd, config in ((ROOT, "examples/tournament.toml"), (ROOT / "examples", "tournament.toml")):
+        out = tmp_path / cwd.name
+        referee("tournament", "--config", config, "-n", "1", "-j", "1", "--no-html", "-o", out, "--seed", "1", cwd=cwd)
+        results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        assert len(results) == 6 and all(r["result"]["forfeit"] is None for r in results)
 
 
 def test_shipped_examples_fix_no_seed() -> None:
