@@ -22,7 +22,10 @@ def html_cmd(
     seat: Annotated[
         int | None,
         typer.Option(
-            "--seat", min=1, max=2, help="Only what this seat saw: the page holds no other hand, stock card or seed (a replay file only)."
+            "--seat",
+            min=1,
+            max=2,
+            help="Only what this seat saw: the page holds no other hand, stock card or seed (a replay file only).",
         ),
     ] = None,
 ) -> None:
