@@ -433,16 +433,20 @@ def verify_cmd(
         typer.Option("--commitment", help="The commitment printed at the start (default: the one standings.json"
                      " published)."),
     ] = None,
-    key: Annotated[Path | None, typer.Option("--key", help="Check the signatures with this key file too.")] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", help="Check the signatures with this key file (default: the default key, if any)."),
+    ] = None,
 ) -> None:
     """Check that every deal is the one the seed committed to at the start gives: the seed opens the
-    commitment, every match's deal derives from it, and every replay re-simulates. Exit 0 when all agree, 1
-    when a deal does not, 2 for a folder that cannot be read."""
+    commitment, every match's deal derives from it, every replay re-simulates to the result recorded for it, no
+    finished game is missing from the results or was dealt afresh, and (with a key) every signature checks.
+    Exit 0 when all agree, 1 when something does not, 2 for a folder that cannot be read."""
     from referee.tournament.folder import signing_key
     from referee.tournament.verify import verify_folder, verify_text
 
     try:
-        report = verify_folder(folder, seed, commitment, signing_key(key, create=False) if key else None)
+        report = verify_folder(folder, seed, commitment, signing_key(key, create=False))
     except RefereeError as exc:
         fail(exc.naming(FLAGS))
     typer.echo(verify_text(report, folder))

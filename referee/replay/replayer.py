@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.engine import Event, MatchEnd, State, apply, legal_actions, new_match
+from referee.engine import Event, MatchEnd, RoundEnd, State, apply, legal_actions, new_match
 from referee.engine.views import DECISIONS
-from referee.protocol import action_json, full_event_json
-from referee.replay.reader import Decision, EventLine, Header, Hello, Line, LineError, ReplayReader, Result
+from referee.protocol import action_json, event_json, full_event_json
+from referee.records import MatchResult
+from referee.replay.reader import Decision, EventLine, Header, Hello, Line, LineError, ReplayError, ReplayReader, Result
 from referee.text import scores_text
 
 
@@ -208,6 +209,26 @@ class Simulation:
                 raise _Mismatch(f"result: {key} is {_short(got[key])}, the engine says {_short(value)}")
         self.result = r
         self.names = list(r.names)
+
+
+def replayed_result(path: Path, key: bytes | None = None) -> tuple[Header, MatchResult] | None:
+    """The result of the finished replay ``path`` as the referee recorded it (a
+    :class:`~referee.records.MatchResult` without the seats' timing, which a replay does not hold) and its
+    header; None unless the file re-simulates to its result line (with ``key``, every signature checking)."""
+    sim = Simulation(path, key)
+    round_ends: list[dict[str, Any]] = []
+    try:
+        for step in sim.steps():
+            if isinstance(step.event, RoundEnd):
+                round_ends.append(event_json(step.event))
+    except (LineError, ReplayError):
+        return None
+    header, r = sim.header, sim.result
+    if header is None or r is None:
+        return None
+    result = MatchResult(header.match_id, r.winner, r.scores, r.rounds, r.reason, r.forfeit, r.names, header.seed,
+                         sim.decisions, tuple(round_ends))  # fmt: skip
+    return header, result
 
 
 def outcome_text(r: Result) -> str:

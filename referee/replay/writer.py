@@ -66,9 +66,19 @@ def _text(item: _Pending) -> str:
     )
 
 
+_halted = [False]
+
+
+def halt_all() -> None:
+    """No replay of this process gets another line: its run was cut off (a tournament worker whose referee died
+    stops its matches by killing their bots), so what happens to its matches from now on is not play, and no
+    replay may end with a result for it: each stays a prefix, an interrupted match."""
+    _halted[0] = True
+
+
 class ReplayWriter:
     """Writes one replay, line by line; with ``key``, signs every line (no key: unsigned). A path ending in
-    ``.gz`` is written gzip-compressed."""
+    ``.gz`` is written gzip-compressed. Nothing more is written once :func:`halt_all` was called."""
 
     def __init__(self, path: Path, *, key: bytes | None = None) -> None:
         if not path.parent.is_dir():  # a tournament's replays go to one folder: one look, not a failed mkdir
@@ -124,7 +134,7 @@ class ReplayWriter:
 
     def flush(self) -> None:
         """Push the lines written so far to the file, whole (a compressed file: decompressible up to them)."""
-        if self._closed or not self._pending:
+        if self._closed or not self._pending or _halted[0]:
             return
         out = self._file if self._file is not None else self._create()
         sign = self._chain.sign_line
@@ -148,6 +158,11 @@ class ReplayWriter:
         """Flush and close (a compressed file gets its gzip trailer; a replay with no line is an empty file).
         Idempotent."""
         if self._closed:
+            return
+        if _halted[0]:
+            self._closed = True
+            if self._file is not None:
+                self._file.close()
             return
         try:
             self.flush()

@@ -35,6 +35,11 @@ class TournamentError(UsageError):
     """A bad tournament definition, option or output folder."""
 
 
+class SignatureError(TournamentError):
+    """A tournament file whose signature does not check under the key: edited, moved, forged or cut, or signed
+    with another key."""
+
+
 class Format(StrEnum):
     """Who plays whom."""
 

@@ -28,7 +28,7 @@ from typing import IO, Any
 from referee.errors import OutputError
 from referee.replay.writer import GZ_SUFFIX
 from referee.signing import Chain, SigningError, key_id, load_key
-from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.config import RunOptions, SignatureError, TournamentConfig, TournamentError
 from referee.tournament.document import read_head, write_document
 from referee.tournament.ledger import Links
 from referee.tournament.schedule import MatchSpec
@@ -148,10 +148,14 @@ class Output:
         return self.root / "logs" / f"{match_id}.{bot}.log"
 
 
+REPLAYS = "replays"
+"""The folder of a tournament's replays, in its folder."""
+
+
 def replay_file(root: Path, match_id: str, compress: bool = False) -> Path:
     """The replay file of match ``match_id`` in the tournament folder ``root`` (``.jsonl.gz`` with
     ``compress``)."""
-    return root / "replays" / f"{match_id}.jsonl{GZ_SUFFIX if compress else ''}"
+    return root / REPLAYS / f"{match_id}.jsonl{GZ_SUFFIX if compress else ''}"
 
 
 def replay_files(root: Path, match_id: str) -> tuple[Path, Path]:
@@ -230,11 +234,11 @@ def _read_document(root: Path, key: bytes | None) -> dict[str, Any]:
         signer = doc.get("key_id")
         ours = None if key is None else key_id(key)
         if isinstance(signer, str) and re.fullmatch(r"[0-9a-f]{16}", signer) and ours not in (None, signer):
-            raise TournamentError(
+            raise SignatureError(
                 f"{path}: the signature does not match this key: the folder was signed with a different key "
                 f"(key id {signer}; this key's id is {ours}); check it with the --key FILE that signed it"
             ) from None
-        raise TournamentError(f"{exc}{KEY_HINT}") from None
+        raise SignatureError(f"{exc}{KEY_HINT}") from None
     return doc
 
 

@@ -42,6 +42,7 @@ from referee.errors import OutputError, RefereeError
 from referee.match import MatchConfig, play_match
 from referee.records import MatchResult
 from referee.replay.html import ViewerError
+from referee.replay.writer import halt_all
 from referee.seats import BotSeat
 from referee.seats.process import Limits, adopt_orphans, kill_all_now
 from referee.tournament.config import TournamentConfig
@@ -202,7 +203,8 @@ def run_serial(
 def _watch_parent(parent: int) -> None:
     while True:
         time.sleep(0.2)
-        if os.getppid() != parent:
+        if os.getppid() != parent:  # the referee died: its matches are interrupted, none ends by this kill
+            halt_all()
             kill_all_now()
             os._exit(3)
 

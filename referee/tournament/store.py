@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from referee.replay.replayer import replayed_result
 from referee.signing import Chain, SigningError
 from referee.tournament import checkpoint
 from referee.tournament.collected import Collected
-from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
+from referee.tournament.config import RunOptions, SignatureError, TournamentConfig, TournamentError
 from referee.tournament.document import read_fields
 from referee.tournament.folder import (
     DESCRIPTION,
@@ -37,6 +38,7 @@ from referee.tournament.folder import (
     Output,
     atomic_text,
     description_of,
+    existing_replay,
     lock_folder,
     read_description,
     replay_files,
@@ -268,6 +270,7 @@ class Store:
             store.logs.mkdir(parents=True, exist_ok=True)
             store.warnings = store.load_results(repair=True, collect=True)
             store._prefix.sound = True
+            store.record_finished()
             store.redeal_interrupted()
         except OSError as exc:
             store.close()
@@ -402,7 +405,7 @@ class Store:
         try:
             self._chain.check(obj, where)
         except SigningError as exc:
-            raise TournamentError(f"{exc}{KEY_HINT}") from None
+            raise SignatureError(f"{exc}{KEY_HINT}") from None
         try:
             if "redeal" in obj:
                 self._apply_redeal(Redeal.from_json(obj))
@@ -483,6 +486,30 @@ class Store:
         self.config, self.options = config, options
         if self.collected is not None:
             self.collected.restage(config)
+
+    def record_finished(self) -> list[str]:
+        """Record every game whose replay ends with its result but has no result line (a run stopped between
+        the two, or lines cut off the end of ``results.jsonl``): its replay re-simulates (every signature
+        checking under the key) to its result line, for the deal the schedule gives it, so the game counts as
+        played and its pair is not dealt afresh. The record holds no timing (a replay does not). Returns the
+        match ids."""
+        found: list[str] = []
+        for _, _, mid in list(self.schedule.pending_ids()):
+            path = existing_replay(self.root, mid)
+            replayed = None if path is None else replayed_result(path, self.key)
+            if replayed is None:
+                continue
+            spec, (header, result) = self.schedule[mid], replayed
+            suite = self.config.suite[spec.suite] if spec.suite is not None else ()
+            dealt = (header.match_id, header.seed, header.first_dealer, tuple(header.deals))
+            if dealt != (mid, spec.seed, spec.first_dealer, tuple(suite)):
+                continue  # not this game's deal: left to be dealt afresh
+            self.append(Record(spec, result, None, spec.order))
+            found.append(mid)
+        if found:
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            self.warnings.append(f"{shown}: finished but not in the results; recorded from the replay")
+        return found
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""

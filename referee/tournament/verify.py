@@ -3,22 +3,29 @@
 The tournament published a commitment to its secret seed at the start (:mod:`referee.tournament.commitment`)
 and the seed once it was complete. This check opens the commitment with the seed, derives every deal pair's
 seed, first dealer and suite deals from it, and re-simulates every replay: a replay whose header or dealt
-cards differ from what the committed seed deals fails, naming the match.
+cards differ from what the committed seed deals fails, naming the match. Every recorded result must be the one
+its replay ends with, and no finished game may be missing from the results: a replay that ends with a result
+but has no line in ``results.jsonl`` (lines cut off its end), and a game dealt afresh after it had finished (its
+kept ``*.interrupted-N`` replay ends with a result) each fail. The signatures are checked under the key given,
+or the default key where there is one.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.records import Forfeit, MatchResult
+from referee.replay.lines import Result
 from referee.replay.reader import LineError, ReplayError
-from referee.replay.replayer import Simulation
+from referee.replay.replayer import Simulation, replayed_result
 from referee.replay.verify import report_of
 from referee.tournament.commitment import commit, opens
-from referee.tournament.config import TournamentError
-from referee.tournament.folder import existing_replay
+from referee.tournament.config import SignatureError, TournamentError
+from referee.tournament.folder import NO_KEY, REPLAYS, existing_replay
 from referee.tournament.schedule import redealt
 from referee.tournament.store import Store
 
@@ -30,6 +37,7 @@ class FolderReport:
     commitment: str
     checked: int = 0
     problems: list[str] = field(default_factory=list)
+    signed: bool = False  # the signatures were checked (under a key)
 
     @property
     def ok(self) -> bool:
@@ -70,11 +78,16 @@ def verify_folder(
     (default: the one its ``standings.json`` published): the seed opens the commitment, and every recorded
     match's deal (its seed, first dealer, suite deals and every dealt card) is the one the seed gives.
     :class:`TournamentError` for a folder that cannot be read."""
-    store = Store.open_readonly(root, key)
+    try:
+        store = Store.open_readonly(root, key)
+    except SignatureError as exc:  # a file that does not check: a finding, not a folder that cannot be read
+        report = FolderReport(commitment or published_commitment(root) or "not read", signed=True)
+        report.problems.append(str(exc))
+        return report
     config = store.config
     seed = config.seed if seed is None else seed
     commitment = commitment or published_commitment(root) or commit(config.seed)
-    report = FolderReport(commitment)
+    report = FolderReport(commitment, signed=key is not None)
     if not opens(commitment, seed):
         report.problems.append(f"seed {seed} does not open the commitment {commitment}")
         return report
@@ -111,8 +124,58 @@ def verify_folder(
         if header.seed != due.seed or tuple(header.deals) != tuple(suite) or header.first_dealer != due.first_dealer:
             report.problems.append(f"{path}: the replay's deal is not the one the committed seed gives")
             continue
+        if sim.result is None or not same_outcome(rec.result, sim.result):
+            report.problems.append(f"{mid}: its recorded result is not the one its replay ends with ({path})")
+            continue
         report.checked += 1
+    for _, _, mid in store.schedule.pending_ids():
+        path = existing_replay(root, mid)
+        if path is not None and finished(path, key):
+            report.problems.append(
+                f"{mid}: its replay ends with a result that results.jsonl does not hold (lines cut off the results,"
+                " or a run stopped as the game ended: --resume records it from the replay)"
+            )  # fmt: skip
+    kept: dict[tuple[int, int, int], list[tuple[Path, bool]]] = {}
+    for path, mid, deal in kept_replays(root):
+        kept_spec = store.schedule.get(mid)
+        if kept_spec is None:
+            report.problems.append(f"{path}: not a game of this tournament")
+            continue
+        kept.setdefault((kept_spec.pairing, kept_spec.pair, deal), []).append((path, finished(path, key)))
+    for games in kept.values():
+        if all(ended for _, ended in games):  # an interruption leaves a replay without its result
+            names = ", ".join(path.name for path, _ in games)
+            report.problems.append(f"{names}: dealt afresh though no game of the pair had been interrupted (each "
+                                   "kept replay ends with its result)")  # fmt: skip
     return report
+
+
+def same_outcome(recorded: MatchResult, replayed: Result) -> bool:
+    """Whether a recorded result says what its replay's result line says: winner, scores, rounds, how it ended
+    and who forfeited why."""
+
+    def forfeit(f: Forfeit | None) -> tuple[int, str] | None:
+        return None if f is None else (f.seat, f.reason.value)
+
+    mine = (recorded.winner, tuple(recorded.scores), recorded.rounds, recorded.reason, forfeit(recorded.forfeit))
+    theirs = (replayed.winner, tuple(replayed.scores), replayed.rounds, replayed.reason, forfeit(replayed.forfeit))
+    return mine == theirs
+
+
+def finished(path: Path, key: bytes | None) -> bool:
+    """Whether the replay ``path`` re-simulates to its result line (under ``key``'s signatures, when given)."""
+    return replayed_result(path, key) is not None
+
+
+KEPT = re.compile(r"(?P<mid>.+)\.interrupted-(?P<n>[1-9][0-9]*)\.jsonl(\.gz)?")
+"""The name of a replay kept when its pair was dealt afresh (``ID.interrupted-N.jsonl``, N from 1)."""
+
+
+def kept_replays(root: Path) -> list[tuple[Path, str, int]]:
+    """The replays kept when their pairs were dealt afresh: (path, match id, N of ``.interrupted-N``)."""
+    folder = root / REPLAYS
+    found = sorted(folder.glob("*.interrupted-*.jsonl*")) if folder.is_dir() else []
+    return [(p, m["mid"], int(m["n"])) for p in found if (m := KEPT.fullmatch(p.name)) is not None]
 
 
 def verify_text(report: FolderReport, root: Path) -> str:
@@ -120,6 +183,8 @@ def verify_text(report: FolderReport, root: Path) -> str:
     lines = list(report.problems)
     verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
     lines.append(f"{root}: {verdict}: {report.checked} match(es) dealt as the seed committed to ({report.commitment})")
+    if not report.signed:
+        lines.append(f"{NO_KEY} (--key FILE, or the default key of the machine that ran it)")
     return "\n".join(lines)
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from referee.signing import load_key
 from referee.tournament import RunOptions, Store
 from referee.tournament.commitment import commit, opens
 from referee.tournament.config import Sprt, TournamentError
@@ -143,6 +146,68 @@ def test_a_changed_deal_under_a_published_commitment_fails_verify(tmp_path: Path
     referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "6", "-o", other, "--no-html")
     proc = referee("tournament", "verify", other, "--commitment", commit(5), check=1)
     assert "does not open the commitment" in proc.stdout
+
+
+def _cut(folder: Path, copy: Path, keep: int) -> list[str]:
+    """``folder`` copied to ``copy`` with only the first ``keep`` lines of its results; the cut match ids."""
+    shutil.copytree(folder, copy)
+    lines = (folder / "results.jsonl").read_text().splitlines(keepends=True)
+    (copy / "results.jsonl").write_text("".join(lines[:keep]))
+    (copy / ".checkpoint").unlink(missing_ok=True)
+    return [json.loads(line)["match_id"] for line in lines[keep:]]
+
+
+def test_results_cut_off_the_end_are_found_by_verify_and_recorded_again_by_resume(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "3", "--seed", "5", "-o", folder, "--no-html")
+    cut = _cut(folder, tmp_path / "cut", 3)
+    assert len(cut) == 3
+    proc = referee("tournament", "verify", tmp_path / "cut", check=1)
+    for mid in cut:  # each finished game missing from the results is named
+        assert f"{mid}: its replay ends with a result that results.jsonl does not hold" in proc.stdout
+    assert "3 problem(s)" in proc.stdout
+
+    resumed = referee("tournament", "--resume", tmp_path / "cut", "--no-html")
+    assert "recorded from the replay" in resumed.stderr and "dealt afresh" not in resumed.stderr
+    assert not list((tmp_path / "cut" / "replays").glob("*.interrupted-*"))  # no deal was dealt again
+    assert (tmp_path / "cut" / "matches.csv").read_text() == (folder / "matches.csv").read_text()
+    assert "ok: 6 match(es)" in referee("tournament", "verify", tmp_path / "cut").stdout
+
+
+def test_verify_finds_an_edited_result_with_or_without_the_key(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "1", "--seed", "5", "-o", folder, "--no-html")
+    lines = (folder / "results.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["result"]["scores"] = [s + 1 for s in first["result"]["scores"]]  # both scores: the winner is the same
+    (folder / "results.jsonl").write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    (folder / ".checkpoint").unlink(missing_ok=True)
+    signed = referee("tournament", "verify", folder, check=1)  # the default key: the line's MAC fails
+    assert "results.jsonl line 1: the signature does not match" in signed.stdout
+    nokey = tmp_path / "nokey"
+    nokey.mkdir()
+    env = {**os.environ, "XDG_DATA_HOME": str(nokey)}  # no key: the replay still tells the result
+    unsigned = referee("tournament", "verify", folder, check=1, env=env)
+    assert f"{first['match_id']}: its recorded result is not the one its replay ends with" in unsigned.stdout
+    assert "signature not checked: no key" in unsigned.stdout
+
+
+def test_verify_finds_a_pair_dealt_afresh_after_its_games_had_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the results cut and the folder opened by a build that dealt such pairs afresh: each finished game's kept
+    # replay ends with its result, which no interruption leaves
+    folder = tmp_path / "t"
+    referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "5", "-o", folder, "--no-html")
+    cut = _cut(folder, tmp_path / "cut", 2)
+    monkeypatch.setattr(Store, "record_finished", lambda self: [])
+    store = Store.open(tmp_path / "cut", 1, load_key(None, create=False))
+    store.close()
+    kept = sorted(p.name for p in (tmp_path / "cut" / "replays").glob("*.interrupted-1.jsonl"))
+    assert {f"{mid}.interrupted-1.jsonl" for mid in cut} <= set(kept)  # with the other game of each cut pair
+    proc = referee("tournament", "verify", tmp_path / "cut", check=1)
+    assert "dealt afresh though no game of the pair had been interrupted" in proc.stdout
+    assert all(name in proc.stdout for name in kept)
 
 
 SNAPSHOT = r"""

@@ -192,6 +192,7 @@ def test_resume_after_sigkill_plays_each_match_exactly_once(tmp_path: Path, bot:
     assert set(kept) <= set((clean / "matches.csv").read_text().splitlines()[1:])
     for replay in (killed / "replays").glob("??-*[ab].jsonl"):  # every counted replay is whole
         assert json.loads(replay.read_text().splitlines()[-1])["type"] == "result"
+    assert "ok: 20 match(es)" in referee("tournament", "verify", killed).stdout  # a kill is not a tampering
     before = (killed / "results.jsonl").read_text()
     referee("tournament", "--resume", killed)  # nothing left to play: the same standings again
     assert (killed / "results.jsonl").read_text() == before
@@ -277,6 +278,9 @@ def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str,
     assert rows["01-hangs-vs-last-001a"]["seed"] == rows["01-hangs-vs-last-001b"]["seed"] == str(new_a)
     seeds = [r["seed"] for r in rows.values()]
     assert len(set(seeds)) == 3 and str(old_seed) not in seeds
+    # the kept replays hold one finished game and the interrupted one: verify tells that from a pair re-dealt
+    # after it had finished
+    assert "ok: 6 match(es)" in referee("tournament", "verify", out).stdout
 
 
 def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> None:
