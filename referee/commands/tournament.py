@@ -130,8 +130,8 @@ def tournament_cmd(
             "line it is visible to other programs: prefer --seed-file.",
         ),
     ] = None,
-    startup_ms: Annotated[int | None, typer.Option("--startup-ms", min=0, help="Handshake time.")] = None,
-    move_ms: Annotated[int | None, typer.Option("--move-ms", min=0, help="Time per decision.")] = None,
+    startup_ms: Annotated[int | None, typer.Option("--startup-ms", min=1, help="Handshake time.")] = None,
+    move_ms: Annotated[int | None, typer.Option("--move-ms", min=1, help="Time per decision.")] = None,
     bank_ms: Annotated[int | None, typer.Option("--bank-ms", min=0, help="Time bank per match.")] = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, help="Matches in parallel (default: the CPU count).")

@@ -38,13 +38,15 @@ from referee.seats.process import DEFAULT_CPUS, DEFAULT_MEMORY_MB, DEFAULT_PROCE
 from referee.seats.sandbox import SandboxError, parse_env
 
 TIME_KEYS = ("startup_ms", "move_ms", "bank_ms")
-"""The time-control keys (milliseconds, 0 .. 3600000)."""
+"""The time-control keys (milliseconds, up to 3600000; the handshake and a decision at least 1, the bank 0)."""
 LIMIT_KEYS = ("memory_mb", "cpu_s", "processes")
 """The resource-limit keys (whole numbers, 0: no limit)."""
 KEYS = (*TIME_KEYS, *LIMIT_KEYS, "cpus", "env", "file", "python")
 """Every key of ``--bot-option NAME:key=value``."""
 _MAX = {"startup_ms": 3_600_000, "move_ms": 3_600_000, "bank_ms": 3_600_000, "memory_mb": 1 << 30,
         "cpu_s": 10**9, "processes": 1 << 20}  # fmt: skip
+MIN_MS = {"startup_ms": 1, "move_ms": 1, "bank_ms": 0}
+"""The least of each time-control key: no bot can answer in no time at all."""
 
 
 MAX_CPUS = 1024
@@ -72,9 +74,9 @@ class BotSettings:
 
     def __post_init__(self) -> None:
         for key, top in _MAX.items():
-            value = getattr(self, key)
-            if value is not None and not 0 <= value <= top:
-                raise SettingsError.about(key, f"{{}}: {value} is outside 0..{top}")
+            value, least = getattr(self, key), MIN_MS.get(key, 0)
+            if value is not None and not least <= value <= top:
+                raise SettingsError.about(key, f"{{}}: {value} is outside {least}..{top}")
         if self.cpus is not None and not 0 <= self.cpus <= MAX_CPUS:
             raise SettingsError.about("cpus", f"{{}}: {self.cpus} is outside 0..{MAX_CPUS}")
 

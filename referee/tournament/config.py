@@ -25,7 +25,7 @@ from referee.records import TimeControl
 from referee.seats import package
 from referee.seats.package import Package
 from referee.seats.process import ProcessError, absolute_command
-from referee.seats.settings import BotSettings, SettingsError, from_table
+from referee.seats.settings import MIN_MS, BotSettings, SettingsError, from_table
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$")
 """Bot names: 1..32 characters of letters, digits and ``_.+-`` (they appear in file names and tables)."""
@@ -176,9 +176,9 @@ class TournamentConfig:
             raise TournamentError.about("gauntlet", f"{{}} {self.gauntlet!r} is not one of the bots ({bots})")
         if not 1 <= self.pairs <= 1_000_000:
             raise TournamentError(f"pairs: {self.pairs} is outside 1..1000000")
-        for key in ("startup_ms", "move_ms", "bank_ms"):
-            if not 0 <= getattr(self.time, key) <= 3_600_000:
-                raise TournamentError(f"time {key}: {getattr(self.time, key)} is outside 0..3600000")
+        for key, least in MIN_MS.items():
+            if not least <= getattr(self.time, key) <= 3_600_000:
+                raise TournamentError(f"time {key}: {getattr(self.time, key)} is outside {least}..3600000")
         self._check_ladder(names)
 
     def _check_ladder(self, names: list[str]) -> None:

@@ -174,6 +174,12 @@ def test_play_takes_dash_h_for_help(env: dict[str, str]) -> None:
         (("tournament", "--pairs", "three"), "tournament: Invalid value for '--pairs' / '-n': "),
         (("play", FIRST, FIRST, "--no-such-option"), "play: No such option: --no-such-option"),
         (("tournament", "merge"), "tournament merge: Missing argument 'dirs'; see koikoi-referee tournament merge -h"),
+        (("tournament", "--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--move-ms", "0"),
+         "tournament: Invalid value for '--move-ms': Input should be greater than or equal to 1"),
+        (("tournament", "--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--startup-ms", "0"),
+         "tournament: Invalid value for '--startup-ms': Input should be greater than or equal to 1"),
+        (("tournament", "--bot", f"a={FIRST}", "--bot", f"b={FIRST}", "--bot-option", "a:move_ms=0"),
+         "move_ms: 0 is outside 1..3600000"),
     ],
 )  # fmt: skip
 def test_bad_command_line_input_is_one_line(

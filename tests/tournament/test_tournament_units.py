@@ -73,6 +73,8 @@ def test_shipped_examples_fix_no_seed() -> None:
         ({"bots": {"a": "x", "b": "y"}, "rules": "nope"}, "neither a preset"),
         ({"bots": {"a": "x", "b": "y"}, "pairs": 0}, "pairs"),
         ({"bots": {"a": "x", "b": "y"}, "time": {"move": 5}}, "[time]"),
+        ({"bots": {"a": "x", "b": "y"}, "time": {"move_ms": 0}}, "time move_ms: 0 is outside 1..3600000"),
+        ({"bots": {"a": "x", "b": "y"}, "time": {"startup_ms": 0}}, "time startup_ms: 0 is outside 1..3600000"),
         ({"bots": {"a b": "x", "c": "y"}}, "bot name"),
         ({"bots": {"a": "x", "b": "y"}, "gauntlet": "a"}, "format is not gauntlet"),
         ({"bots": {"a": "x", "b": "y"}, "format": "gauntlet", "gauntlet": "z"}, "not one of the bots"),
