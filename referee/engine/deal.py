@@ -133,6 +133,9 @@ def deals_from_lines(lines: Iterable[str]) -> list[Deal]:
             raise DealError(f"line {n}: not JSON: {exc}") from None
         except RecursionError:
             raise DealError(f"line {n}: nested too deeply to be a deal") from None
+        if isinstance(data, list):
+            raise DealError(f"line {n}: a sequence of deals, a line of a deal suite (deals generate), which "
+                            "tournament --deals takes; this file takes one deal object a line")  # fmt: skip
         if not isinstance(data, dict):
             raise DealError(f"line {n}: expected a JSON object")
         try:

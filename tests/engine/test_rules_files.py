@@ -189,7 +189,8 @@ def test_an_edited_preset_file_does_not_keep_the_preset_name(tmp_path: Path) -> 
         ("[" * 100_000, "nested too deeply"),
         ('{"hands": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
         ("not json", "not JSON"),
-        ("[1, 2]", "expected a JSON object"),
+        ('"deal"', "expected a JSON object"),
+        ("[1, 2]", "a sequence of deals, a line of a deal suite (deals generate), which tournament --deals takes"),
     ],
 )
 def test_a_bad_deals_line_is_a_deal_error_naming_the_line(text: str, words: str) -> None:
