@@ -105,7 +105,12 @@ def show_cmd(
         typer.Option("--seat", min=1, max=2, help="Only what this seat saw (opponent's hand hidden)."),
     ] = None,
 ) -> None:
-    """Print a replay as a readable play-by-play, optionally as one seat saw it."""
+    """Print a replay as a readable play-by-play, optionally as one seat saw it. Exit 1 at a line that does not
+    check (after the lines before it), 2 for a path that is not a readable file."""
+    if file.is_dir():
+        fail(printable(f"{file}: a folder, not a replay file"))
+    if not file.is_file():
+        fail(printable(f"{file}: not a replay file (no such file)"))
     lines, problem = show(file, seat)
     if lines:
         typer.echo("\n".join(lines))

@@ -307,6 +307,17 @@ def test_show_and_verify_print_no_escape_sequence_from_a_crafted_replay(tmp_path
         assert UNSAFE.search(run.stdout + run.stderr) is None, run.args
 
 
+@pytest.mark.slow
+def test_show_of_a_path_that_is_not_a_replay_file_is_bad_input(tmp_path: Path, referee_exe: Path) -> None:
+    # exit 2, as verify and html: 1 is kept for a replay with a line that does not check
+    for path, words in ((tmp_path / "missing.jsonl", "not a replay file (no such file)"),
+                        (tmp_path, "a folder, not a replay file")):  # fmt: skip
+        run = subprocess.run([str(referee_exe), "replay", "show", str(path)], capture_output=True, text=True,
+                             timeout=60)  # fmt: skip
+        assert run.returncode == 2 and run.stdout == "", run.stderr
+        assert run.stderr == f"koikoi-referee: error: {path}: {words}\n"
+
+
 def test_printable_escapes_every_control_and_bidi_character() -> None:
     every = "".join(map(chr, range(0x2100)))
     clean = printable(every)
