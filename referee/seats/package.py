@@ -102,6 +102,23 @@ def folder_of(command: str) -> str | None:
     return None
 
 
+def folder_problem(command: str, base: str = "") -> str | None:
+    """What is wrong where ``command`` names a folder (relative paths against ``base``) that is not a bot folder
+    as given: a bot folder whose path holds a space, unquoted (the command line splits it), or a folder without
+    ``bot.toml``; None otherwise."""
+    try:
+        words = shlex.split(command)
+        whole = command.strip()
+        if len(words) > 1 and os.path.isfile(os.path.join(base, whole, MANIFEST)):
+            return f"{whole}: a bot folder whose path holds a space: quote it in the command, as \"'{whole}'\""
+        folder = os.path.join(base, words[0]) if len(words) == 1 else ""
+        if folder and os.path.isdir(folder) and not os.path.isfile(os.path.join(folder, MANIFEST)):
+            return f"{words[0]}: a folder without {MANIFEST} (a bot folder names its command there; see new-bot)"
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def _int(data: dict[str, Any], key: str, where: str) -> int | None:
     value = data.get(key)
     if value is None:

@@ -337,6 +337,8 @@ def parse_bot(text: str) -> BotSpec:
     if found is not None:
         return BotSpec(found.name, text.strip())
     name, sep, command = text.partition("=")
+    if not sep and (problem := package.folder_problem(text)) is not None:
+        raise TournamentError.about("bots", f"{{}} {problem}")
     if not sep or not name.strip() or not command.strip():
         raise TournamentError.about(
             "bots", f"{{}} {text!r}: expected NAME=COMMAND or a bot folder, e.g. greedy='python bots/greedy_bot.py'"

@@ -93,6 +93,28 @@ def test_a_python_package_with_modules_and_data_plays_and_plays_a_tournament(
     assert seats == {"pkg", "random"}
 
 
+def test_a_folder_that_is_not_a_bot_folder_as_given_is_named_as_such(referee_exe: Path, tmp_path: Path) -> None:
+    # a bot folder whose path holds a space, unquoted; a folder without bot.toml: one line saying which
+    python_package(tmp_path / "my bots" / "pkg")
+    (tmp_path / "empty").mkdir()
+    spaced = "my bots/pkg"
+
+    def uses(bot: str) -> list[tuple[str, ...]]:
+        tournament = ("tournament", "--bot", bot, "--bot", f"r={RANDOM}", "-o", "out")
+        return [("play", bot, RANDOM), ("check", bot), tournament]
+
+    for args in uses(spaced):
+        done = run(referee_exe, *args, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert f"{spaced}: a bot folder whose path holds a space: quote it in the command" in done.stderr
+    for args in uses("empty"):
+        done = run(referee_exe, *args, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "empty: a folder without bot.toml" in done.stderr
+    assert not (tmp_path / "out").exists()
+    no_forfeit(play_json(referee_exe, f"'{spaced}'", tmp_path))  # quoted, it plays
+
+
 def test_a_node_bot_with_an_npm_package_in_node_modules(referee_exe: Path, tmp_path: Path) -> None:
     if shutil.which("node") is None:
         pytest.fail("node is needed here")

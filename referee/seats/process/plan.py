@@ -192,6 +192,9 @@ def expand(command: str, limits: Limits) -> tuple[str, Limits]:
 def check_command(command: str, cwd: Path | None = None, python: str | None = None) -> list[str]:
     """The argument vector of ``command`` after checking that its program (or script file, and ``python``
     for a ``.py`` file) exists; a bot package's from its folder, with its own interpreter."""
+    problem = package.folder_problem(command, "" if cwd is None else str(cwd))
+    if problem is not None:
+        raise BotCommandError(problem)
     plain, limits = expand(command, Limits(python=python))
     if limits.workdir is not None:
         cwd = Path(limits.workdir)
