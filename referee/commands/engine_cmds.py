@@ -38,6 +38,10 @@ def score_cmd(
         fail("a card id is repeated")
     try:
         r = load_rules(rules)
+        allowed = r.koikoi_calls_per_round
+        if allowed and koikoi_calls + opponent_calls > allowed:
+            fail(f"{koikoi_calls + opponent_calls} koi-koi calls in a round: the rules {r.name} allow "
+                 f"{plural(allowed, 'call')} a round, both players together (koikoi_calls_per_round)")  # fmt: skip
         result = score(cards, r, koikoi_calls, opponent_calls)
     except EngineError as exc:
         fail(str(exc))

@@ -76,8 +76,11 @@ def test_score_without_yaku_in_text() -> None:
         (["score", "-r", "no-such-preset", "pine-crane"], "no-such-preset"),
         (["score", "pine-crane", "pine-crane"], "repeated"),
         (["rules", "no-such-preset"], "no-such-preset"),
+        (["score", "-r", "nintendo", "-k", "1", "-o", "1", "pine-crane"],
+         "2 koi-koi calls in a round: the rules nintendo allow 1 call a round"),
+        (["score", "-r", "nintendo", "-k", "2", "pine-crane"], "koikoi_calls_per_round"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_exit_2_with_one_line(args: list[str], needle: str) -> None:
     proc = invoke(*args)
     assert proc.returncode == 2
@@ -92,6 +95,7 @@ def test_score_refuses_an_impossible_number_of_koikoi_calls() -> None:
     proc = invoke("score", "-r", "guide", "-k", "999999999999", "pine-crane", "cherry-curtain", "pampas-moon")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "koikoi-calls" in proc.stderr
     assert invoke("score", "-r", "guide", "-k", "48", "pine-crane").returncode == 0
+    assert invoke("score", "-r", "nintendo", "-o", "1", "pine-crane").returncode == 0  # the round's one call
 
 
 def test_score_with_a_rules_file(tmp_path: Path) -> None:
