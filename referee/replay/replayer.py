@@ -58,6 +58,13 @@ def _diff(replay: Any, engine: Any, where: str = "") -> str:
                 return f"{where}{key}: unexpected field"
             if not _same(replay[key], engine[key]):
                 return _diff(replay[key], engine[key], f"{where}{key}.")
+    if isinstance(replay, list) and isinstance(engine, list):
+        for i, (a, b) in enumerate(zip(replay, engine, strict=False)):
+            if not _same(a, b):
+                return _diff(a, b, f"{where.rstrip('.')}[{i}].")
+        place, n = where.rstrip(".") or "value", min(len(replay), len(engine))
+        first = f"first extra: {_short(replay[n])}" if len(replay) > n else f"first missing: {_short(engine[n])}"
+        return f"{place}: replay has {len(replay)} items, engine {len(engine)}; {first}"
     where = where.rstrip(".") or "value"
     return f"{where}: replay has {_short(replay)}, engine has {_short(engine)}"
 

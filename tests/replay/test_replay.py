@@ -84,6 +84,21 @@ def test_a_tampered_event_names_the_field(replay: Path, tmp_path: Path) -> None:
     assert "stock" in report.message
 
 
+def test_a_changed_legal_list_names_the_item_that_differs(replay: Path, tmp_path: Path) -> None:
+    # a list's difference is named by its index, never cut off before it (the lists may be long)
+    lines = lines_of(replay)
+    i = _first(lines, type="decision")
+    legal = list(lines[i]["legal"])  # type: ignore[call-overload]
+    extra = {"play": "paulownia-chaff-3"} if {"play": "paulownia-chaff-3"} not in legal else {"play": "pine-crane"}
+    lines[i]["legal"] = [*legal, extra]
+    report = verify(write(tmp_path / "a.jsonl", lines))
+    assert report.error_line == i + 1
+    assert f"replay has {len(legal) + 1} items, engine {len(legal)}; first extra: {json.dumps(extra)}" in report.message
+    lines[i]["legal"] = [*legal[:-1], extra]
+    report = verify(write(tmp_path / "b.jsonl", lines))
+    assert f"[{len(legal) - 1}].play: replay has {json.dumps(extra['play'])}, engine has" in report.message
+
+
 def test_an_illegal_action_and_a_wrong_result_are_reported(replay: Path, tmp_path: Path) -> None:
     lines = lines_of(replay)
     i = _first(lines, type="decision")
