@@ -293,6 +293,8 @@ class ReplayReader:
                     if not raw.endswith(b"\n"):
                         self.cut_short = True
                         return
+                    if not raw.strip():
+                        raise LineError(n, "a blank line (a replay is one JSON object a line)") from None
                     raise LineError(n, f"not a JSON line: {exc}") from None
                 try:
                     record = parse_line(obj, n == 1)
@@ -302,7 +304,7 @@ class ReplayReader:
                     raise LineError(n, f"cannot read this line: {type(exc).__name__}: {exc}") from None
                 yield n, record
                 try:
-                    chain.check_line(raw.rstrip(b"\n"), f"line {n}")
+                    chain.check_line(raw.removesuffix(b"\n").removesuffix(b"\r"), f"line {n}")  # LF or CRLF
                 except SigningError as exc:
                     raise LineError(n, str(exc).removeprefix(f"line {n}: ")) from None
                 self.lines = n

@@ -375,6 +375,18 @@ def _kinds(lines: list[str]) -> list[str]:
 
 
 @pytest.mark.slow
+def test_a_signed_replay_with_crlf_line_ends_verifies_and_a_blank_line_is_named(replay: Path, tmp_path: Path) -> None:
+    lines = _signed_copy(replay, tmp_path / "s.jsonl")
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes("".join(f"{line}\r\n" for line in lines).encode("utf-8"))  # a copy through a CRLF system
+    report = verify(crlf, KEY)
+    assert report.ok and report.signed, report.summary()
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n".join([*lines[:4], "", *lines[4:]]) + "\n", encoding="utf-8")
+    report = verify(blank, KEY)
+    assert report.error_line == 5 and report.message == "a blank line (a replay is one JSON object a line)"
+
+
 def test_a_signed_replay_edited_anywhere_is_rejected_at_that_line(replay: Path, tmp_path: Path) -> None:
     signed = tmp_path / "s.jsonl"
     lines = _signed_copy(replay, signed)
