@@ -238,6 +238,9 @@ def plan(setup: PlaySetup) -> Plan:
         raise PlayError.about((name, what), "{} inside {}: " + why)
     _refuse_outputs(setup, paths)
     for p in paths:
+        if p is not None and p.is_dir():  # before any folder is made for it
+            raise PlayError.about("replay", f"{{}} {p}: a folder; the replay is a file (e.g. {p / 'match.jsonl'})")
+    for p in paths:
         if p is not None:
             _make_folder(p.parent, " the replay's folder")
     log_dir = None if all(humans) else _log_dir(setup)
@@ -253,7 +256,8 @@ def plan(setup: PlaySetup) -> Plan:
                 raise PlayError(str(exc)) from None
     seeds = game_seeds(setup.seed, setup.games, human=any(humans))
     if setup.bot_cwd is not None and not setup.bot_cwd.is_dir():
-        raise PlayError(f"{setup.bot_cwd}: no such folder for the bots")
+        what = "a file, not a folder" if setup.bot_cwd.exists() else "no such folder"
+        raise PlayError(f"{setup.bot_cwd}: {what} for the bots")
     key = None
     if any(p is not None for p in paths):
         try:

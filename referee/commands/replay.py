@@ -22,7 +22,7 @@ def _key(path: Path | None) -> bytes | None:
     try:
         if path is not None:
             if not path.is_file():
-                fail(printable(f"--key {path}: no such file"))
+                fail(printable(f"--key {path}: " + ("a folder, not a key file" if path.is_dir() else "no such file")))
             return load_key(path, create=False)
         return load_key(None, create=False)
     except SigningError as exc:

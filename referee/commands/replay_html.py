@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from referee.commands import fail
-from referee.replay.html import ViewerError, write_html, write_index
+from referee.replay.html import ViewerError, find_replays, write_html, write_index
 from referee.replay.safe import printable
 from referee.replay.writer import plain_name
 
@@ -40,6 +40,8 @@ def html_cmd(
             if seat is not None:  # a folder's pages show every card: never write them as if they were a seat's
                 fail("--seat applies to a replay file (a folder's pages show every hand, the stock and the seed); "
                      "write a seat's page for each replay file")  # fmt: skip
+            if not is_tournament(path) and not find_replays(path):
+                fail(f"{path}: holds no replay (nor do its folders)")
             index = write_site(path) if is_tournament(path) else write_index(path)
             typer.echo(f"wrote {index}")
             return

@@ -189,6 +189,21 @@ def test_bad_command_line_input_is_one_line(
     assert not (tmp_path / "t").exists()
 
 
+def test_a_folder_or_a_file_where_the_other_is_wanted_is_named_as_such(tmp_path: Path, env: dict[str, str]) -> None:
+    folder, file = tmp_path / "adir", tmp_path / "afile.txt"
+    folder.mkdir()
+    file.write_text("x")
+    err = one_error(referee("play", FIRST, FIRST, "--replay", folder, env=env, check=2))
+    assert err.endswith(f"--replay {folder}: a folder; the replay is a file (e.g. {folder / 'match.jsonl'})")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile.txt"]  # no log folder left behind
+    err = one_error(referee("play", FIRST, FIRST, "--bot-cwd", file, env=env, check=2))
+    assert err.endswith(f"{file}: a file, not a folder for the bots")
+    err = one_error(referee("replay", "verify", "--key", folder, file, env=env, check=2))
+    assert err.endswith(f"--key {folder}: a folder, not a key file")
+    err = one_error(referee("replay", "html", folder, env=env, check=2))
+    assert err.endswith(f"{folder}: holds no replay (nor do its folders)") and not list(folder.iterdir())
+
+
 def _toml(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "contest.toml"
     path.write_text(f'rules = "cardavia"\npairs = 1\nseed = 4\n{text}')
