@@ -68,8 +68,8 @@ def new_bot_cmd(
     name: Annotated[str | None, typer.Option("--name", help="The bot's name (default: the folder's).")] = None,
 ) -> None:
     """Write a starter bot: a bot folder with its bot.toml, typed messages, the request loop, stderr logging and
-    a README; play it at once with koikoi-referee play FOLDER random, or check it with koikoi-referee check
-    FOLDER."""
+    a README; play it at once with koikoi-referee play FOLDER "$(koikoi-referee bots --path random)", or check it
+    with koikoi-referee check FOLDER."""
     from referee.kits import KitError, write_kit
 
     try:

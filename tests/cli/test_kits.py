@@ -4,6 +4,7 @@ time from ``new-bot`` to that verified match."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -46,6 +47,18 @@ def test_a_kit_passes_check_and_plays_a_verified_match(
     request.config.stash.setdefault(KIT_TIMES, {})[lang] = time.perf_counter() - t0
     readme = (tmp_path / "mybot" / "README.md").read_text()
     assert "# mybot" in readme and "stderr" in readme
+
+
+def test_the_command_a_kit_s_manifest_gives_plays(referee_exe: Path, tmp_path: Path) -> None:
+    # the first line of bot.toml says how to play the new bot: that line, run by a shell, plays a match
+    write_kit("python", tmp_path / "mybot")
+    first = (tmp_path / "mybot" / "bot.toml").read_text().splitlines()[0]
+    command = first.split("The bot package: ", 1)[1].split(", or ", 1)[0].replace("THIS_FOLDER", "mybot")
+    env = {**os.environ, "PATH": f"{referee_exe.parent}:{os.environ['PATH']}"}
+    played = subprocess.run(["bash", "-c", f"{command} --rounds 1 --seed 3 --json"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env=env)  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout)["forfeit"] is None
 
 
 def test_new_bot_refuses_an_unknown_language_a_bad_name_and_a_full_folder(tmp_path: Path) -> None:
