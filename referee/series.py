@@ -297,11 +297,11 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
         outputs["the log folder"] = setup.log_dir
     elif setup.replay is not None:
         outputs["the log folder"] = setup.replay.with_name(f"{setup.replay.stem}-logs")
-    folders = [
-        f for i, c in enumerate(setup.seats) if not is_human(c)
-        for f in package.visible(c, setup.settings_of(i).files, python_of(setup, i))
-    ]  # fmt: skip
     try:
+        folders = [
+            f for i, c in enumerate(setup.seats) if not is_human(c)
+            for f in package.visible(c, setup.settings_of(i).files, python_of(setup, i))
+        ]  # fmt: skip
         package.refuse_outputs(outputs, folders)
     except package.PackageError as exc:
         raise PlayError(str(exc)) from None

@@ -115,6 +115,23 @@ def test_a_folder_that_is_not_a_bot_folder_as_given_is_named_as_such(referee_exe
     no_forfeit(play_json(referee_exe, f"'{spaced}'", tmp_path))  # quoted, it plays
 
 
+@pytest.mark.parametrize(
+    ("manifest", "words"),
+    [('command = "main.py"\nmemroy_mb = 100\n', "unknown key(s) memroy_mb"), ('command = "main.py\n', "not valid TOML"),
+     ('name = "x"\n', "command"), ('command = "main.py"\nmemory_mb = "lots"\n', "memory_mb")],
+)  # fmt: skip
+def test_a_bad_manifest_is_one_line_for_play_check_and_tournament(
+    referee_exe: Path, tmp_path: Path, manifest: str, words: str
+) -> None:
+    python_package(tmp_path / "pkg")
+    (tmp_path / "pkg" / "bot.toml").write_text(manifest)
+    for args in (("play", "pkg", RANDOM, "--replay", "r.jsonl"), ("check", "pkg"),
+                 ("tournament", "--bot", "pkg", "--bot", f"r={RANDOM}", "-o", "out")):  # fmt: skip
+        done = run(referee_exe, *args, cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert words in done.stderr and "bot.toml" in done.stderr
+
+
 def test_a_node_bot_with_an_npm_package_in_node_modules(referee_exe: Path, tmp_path: Path) -> None:
     if shutil.which("node") is None:
         pytest.fail("node is needed here")
