@@ -293,6 +293,22 @@ def test_play_prints_each_bots_log_and_a_reused_bot_logs_each_match_apart(refere
     assert "  stderr: seat 1 " in done.stdout  # printed also after a normal match, without --log-dir
 
 
+def test_a_reused_bot_s_stderr_cap_holds_for_each_match_apart(referee_exe: Path, tmp_path: Path) -> None:
+    # 700 kB of stderr a match, under the 1 MiB cap of a match's log: every match's log holds all of it
+    bot = tmp_path / "talk.py"
+    bot.write_text(
+        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
+                     '            print("match", m["match"]["id"], "d" * 700_000, file=sys.stderr, flush=True)\n'
+                     '        elif m["type"] == "request":')
+        + "print('match m-0001', 'd' * 700_000, file=sys.stderr, flush=True)\nrun('talk', lambda l: l[0])\n"
+    )  # fmt: skip
+    done = run(referee_exe, "play", str(bot), RANDOM, "--rules", "cardavia", "--games", "3", "--seed", "1",
+               "--log-dir", "logs", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for k in (1, 2, 3):
+        assert (tmp_path / "logs" / f"m-000{k}-seat1.log").read_text() == f"match m-000{k} {'d' * 700_000}\n"
+
+
 def test_a_tournament_keeps_a_reused_bots_stderr_per_match(referee_exe: Path, tmp_path: Path) -> None:
     bot = tmp_path / "talk.py"
     bot.write_text(

@@ -247,8 +247,8 @@ class BotPipe:
                 chunk = await stream.read(65536)
                 if not chunk:
                     break
-                if self.stderr_path is not None and self.stderr_path != path:  # the next match's log
-                    path = self.stderr_path
+                if self.stderr_path is not None and self.stderr_path != path:  # the next match's log, its own cap
+                    path, left = self.stderr_path, self.stderr_cap
                     if out is not None:
                         out.close()
                     try:
