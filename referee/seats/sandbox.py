@@ -310,7 +310,11 @@ pid), the load, and the memory in use, all of which another sandbox moves. ``/pr
 memory limit as its total (runtimes that size their heap from it then fit)."""
 LAUNCHER = "/.koikoi-run"
 """The script inside the sandbox that execs the bot's command: bwrap's own command line (``/proc/1/cmdline``)
-shows only ``bwrap --args N -- /bin/sh /.koikoi-run``, not the host's paths."""
+shows only ``bwrap --args N -- /bin/bash /.koikoi-run`` (or ``/bin/sh``), not the host's paths."""
+BASH = "/bin/bash"
+"""The launcher's shell where it moves the bot's stdout into place (multi-digit descriptors: not every ``sh``)."""
+ENV = "/usr/bin/env"
+"""What the launcher execs the bot's command through, without the ``SHLVL`` that bash exports."""
 
 
 def _meminfo(limit: int | None) -> bytes:
@@ -335,6 +339,7 @@ class Wrapped:
 
     argv: list[str]
     fds: tuple[int, ...]
+    stdout_fd: int | None = None  # the bot's stdout arrives as this descriptor (bwrap's own stdout: /dev/null)
 
     def close(self) -> None:
         """Close the descriptors (the child has its own copies)."""
@@ -355,11 +360,17 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
+def wrap(bwrap: str, jail: Jail, argv: list[str], stdout_fd: int | None = None) -> Wrapped:
     """The bwrap command line that runs ``argv`` (already wrapped in its limits) inside ``jail``. Every option
     goes to bwrap through a descriptor (``--args``), and the command through a launcher script, so that nothing of
-    the host's layout shows in the sandbox's process list."""
+    the host's layout shows in the sandbox's process list.
+
+    ``stdout_fd``: the write end of the bot's stdout pipe. Where bash is there to move it, it reaches the sandbox
+    as that descriptor, not as bwrap's stdout, and the launcher makes it the bot's stdout: bwrap's own processes
+    (outside and the sandbox's init) close every descriptor but their standard ones, so none of them holds the
+    pipe, and a bot that closes its stdout is seen to at once, as without the sandbox."""
     fds: list[int] = []
+    moved = stdout_fd if stdout_fd is not None and os.path.isfile(BASH) and os.path.isfile(ENV) else None
 
     def data(name: str, content: bytes) -> str:
         fds.append(_memfd(f"koikoi-{name}", content))
@@ -396,12 +407,16 @@ def wrap(bwrap: str, jail: Jail, argv: list[str]) -> Wrapped:
                 setpriv, f"--reuid={jail.uid}", f"--regid={jail.uid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", *argv,
             ]  # fmt: skip
-        out += ["--perms", "0444", "--ro-bind-data", data("run", f"exec {shlex.join(command)}\n".encode()), LAUNCHER]
+        run = f"exec {shlex.join(command)}"
+        if moved is not None:  # bash exports a SHLVL of its own: the bot's environment stays the one it is given
+            run = f"exec {shlex.join([ENV, '-u', 'SHLVL', '--', *command])} 1>&{moved} {moved}>&-"
+        out += ["--perms", "0444", "--ro-bind-data", data("run", f"{run}\n".encode()), LAUNCHER]
         out += ["--remount-ro", "/dev", "--remount-ro", "/"]  # bwrap's own tmpfs, writable by an unprivileged bot
         if jail.seccomp is not None:
             out += ["--seccomp", data("seccomp", jail.seccomp)]
         args = data("args", b"".join(a.encode() + b"\0" for a in out))
-        return Wrapped([bwrap, "--args", args, "--", "/bin/sh", LAUNCHER], tuple(fds))
+        shell = "/bin/sh" if moved is None else BASH
+        return Wrapped([bwrap, "--args", args, "--", shell, LAUNCHER], tuple(fds), moved)
     except BaseException:
         for fd in fds:
             os.close(fd)

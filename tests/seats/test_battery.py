@@ -32,7 +32,7 @@ from referee.protocol import action_from_json
 from referee.replay import verify
 from referee.seats import BotSeat
 from referee.seats.process import Limits, cgroups
-from referee.seats.sandbox import SandboxError, choose
+from referee.seats.sandbox import BASH, SandboxError, choose
 from tests import helpers
 from tests.helpers import FIRST, BatteryTally
 
@@ -77,8 +77,10 @@ CASES = [
     Case("huge_line", "oversized_line", "longer than", 30),
     Case("non_utf8", "invalid_json", "not a JSON line", 15),
     Case("stderr_flood", None, "", 30),
-    # bwrap's own processes hold the bot's stdout open: the bot that closes it times out instead.
-    Case("close_stdout", "crash", "closed its stdout", 15, boxed=(("timeout", "no answer to request"),)),
+    # the bot's stdout reaches the sandbox as a descriptor bwrap's own processes close (where bash moves it into
+    # place): a bot that closes it is seen to at once, sandboxed or not; without bash, bwrap holds it and it times out
+    Case("close_stdout", "crash", "closed its stdout", 15,
+         boxed=() if os.path.isfile(BASH) else (("timeout", "no answer to request"),)),
     Case("ignore_term", "timeout", "no answer to request", 15),
     Case("fork_child", "crash", "status 9", 15),
     Case("setsid_child", None, "", 20),

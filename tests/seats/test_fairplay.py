@@ -24,7 +24,7 @@ from referee.engine import PRESETS
 from referee.match import MatchConfig, TimeControl, play_match
 from referee.seats import BotSeat
 from referee.seats.process import BotClosedError, BotProcess, Limits, cgroups, seccomp
-from referee.seats.sandbox import LAUNCHER, bot_uid, bwrap_path
+from referee.seats.sandbox import BASH, LAUNCHER, bot_uid, bwrap_path
 from tests.helpers import FIRST, ROOT
 
 pytestmark = pytest.mark.slow  # real processes: left out by make test-fast
@@ -116,7 +116,8 @@ def test_the_sandbox_process_list_shows_no_host_path_and_machine_wide_files_are_
     seen, _ = run_probe(PROC_VIEW, Limits(sandbox="bwrap", memory_bytes=300 << 20))
     cmdlines = seen["cmdlines"]
     first = cmdlines["1"]
-    assert first[0].endswith("bwrap") and first[1] == "--args" and first[3:] == ["--", "/bin/sh", LAUNCHER], first
+    shell = BASH if os.path.isfile(BASH) else "/bin/sh"  # bash where it moves the bot's stdout into place
+    assert first[0].endswith("bwrap") and first[1] == "--args" and first[3:] == ["--", shell, LAUNCHER], first
     everything = " ".join(" ".join(v) for k, v in cmdlines.items() if k == "1")
     for host in (sys.prefix, str(ROOT), os.path.expanduser("~"), "--ro-bind", "--seccomp"):
         assert host not in everything

@@ -129,33 +129,29 @@ class BotProcess(BotPipe):
         """Start the process. :class:`BotCommandError` if it cannot be started; :class:`SandboxError` if the
         ``bwrap`` sandbox was asked for and cannot work here."""
         self.cgroup = self._make_cgroup()
-        try:
-            launch = plan(
-                self.command, self.limits, self.token, None if self.cgroup is None else self.cgroup.procs_files
-            )
-        except BaseException:
-            self._remove_cgroup()
-            raise
-        self._launch = launch
         stderr: int = asyncio.subprocess.PIPE if self.stderr_path is not None else asyncio.subprocess.DEVNULL
         loop = asyncio.get_running_loop()
         family.start_reaper(loop)
         stdout_pipe: asyncio.ReadTransport | None = None
         write_end = -1
+        launch: Launch | None = None
         try:
             stdout, stdout_pipe, write_end = await open_stdout(loop, self.max_line)
             pipe = stdout_pipe
+            procs = None if self.cgroup is None else self.cgroup.procs_files
+            launch = self._launch = plan(self.command, self.limits, self.token, procs, write_end)
+            passed = launch.stdout_fd is not None  # a descriptor of its own, not the stdout bwrap would hold
             with family.spawning():
                 transport, protocol = await loop.subprocess_exec(
                     lambda: ExitProtocol(self.max_line, loop, pipe),
                     *launch.argv,
                     stdin=asyncio.subprocess.PIPE,
-                    stdout=write_end,
+                    stdout=asyncio.subprocess.DEVNULL if passed else write_end,
                     stderr=stderr,
                     start_new_session=True,
                     cwd=launch.cwd,
                     env=launch.env,
-                    pass_fds=launch.fds,
+                    pass_fds=(*launch.fds, write_end) if passed else launch.fds,
                 )
                 family.own(transport.get_pid())
                 if transport.get_returncode() is not None:
@@ -169,7 +165,8 @@ class BotProcess(BotPipe):
                 raise BotCommandError(f"cannot start {self.command!r}: {exc}") from None
             raise
         finally:
-            launch.close_fds()
+            if launch is not None:
+                launch.close_fds()
             if write_end >= 0:
                 os.close(write_end)  # the bot holds it now
         proc = asyncio.subprocess.Process(transport, protocol, loop)

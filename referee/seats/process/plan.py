@@ -293,6 +293,7 @@ class Launch:
     limits: str = "rlimit"
     fds: tuple[int, ...] = ()  # descriptors the child inherits (bwrap's arguments, filter, masked files)
     filtered: bool = False  # the syscall filter applies
+    stdout_fd: int | None = None  # the bot's stdout passed as this descriptor (the process's stdout: /dev/null)
 
     def close_fds(self) -> None:
         """Close the descriptors handed to the child (once it is started, or could not be)."""
@@ -347,9 +348,13 @@ def join_wrapper(procs_files: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "koikoi-join"]
 
 
-def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None = None) -> Launch:
+def plan(
+    command: str, limits: Limits, token: str, procs_files: list[str] | None = None, stdout_fd: int | None = None
+) -> Launch:
     """How to start ``command`` under ``limits`` (:class:`BotCommandError`, or
-    :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work). ``procs_files``
+    :class:`~referee.seats.sandbox.SandboxError` when ``bwrap`` was asked for and cannot work). ``stdout_fd``: the
+    write end of the bot's stdout pipe (see :func:`~referee.seats.sandbox.wrap`; the launch's ``stdout_fd`` says
+    whether it is passed as a descriptor or as the process's stdout). ``procs_files``
     are the bot's cgroup (see :mod:`referee.seats.process.cgroups`), joined before anything else runs; None: no
     cgroup."""
     command, limits = expand(command, limits)
@@ -399,6 +404,6 @@ def plan(command: str, limits: Limits, token: str, procs_files: list[str] | None
     if chdir:
         env["PWD"] = limits.workdir or ""
     bot_cwd = Path(given or limits.workdir or sandbox.HOME)
-    wrapped = sandbox.wrap(bwrap, jail, inner)
+    wrapped = sandbox.wrap(bwrap, jail, inner, stdout_fd)
     return Launch([*join, *wrapped.argv], env, Path("/"), bot_cwd, None, "bwrap", "rlimit" if wrapper else "none",
-                  wrapped.fds, bpf is not None)  # fmt: skip
+                  wrapped.fds, bpf is not None, wrapped.stdout_fd)  # fmt: skip
