@@ -13,6 +13,7 @@ and 1 here; :mod:`referee.protocol` renumbers them for the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from referee.engine.cards import Card, Mask
 
@@ -63,6 +64,11 @@ class Play:
         self.card = card
         self.captured = captured
 
+    def __reduce__(self) -> tuple[type[Play], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build has no default way for a class that writes out its
+        ``__init__``)."""
+        return Play, (self.seat, self.card, self.captured)
+
 
 @dataclass(slots=True)
 class Draw:
@@ -79,6 +85,10 @@ class Draw:
         self.captured = captured
         self.choice = choice
 
+    def __reduce__(self) -> tuple[type[Draw], tuple[Any, ...]]:
+        """Pickle and copy by the fields (as :class:`Play`)."""
+        return Draw, (self.seat, self.card, self.captured, self.choice)
+
 
 @dataclass(slots=True)
 class DrawCapture:
@@ -92,6 +102,11 @@ class DrawCapture:
         self.seat = seat
         self.card = card
         self.captured = captured
+
+    def __reduce__(self) -> tuple[type[DrawCapture], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build has no default way for a class that writes out its
+        ``__init__``)."""
+        return DrawCapture, (self.seat, self.card, self.captured)
 
 
 @dataclass(slots=True)

@@ -7,7 +7,8 @@ Both return typed values with seats 0 and 1; :mod:`referee.protocol` alone turns
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from referee.engine.cards import Mask
 from referee.engine.events import Event, Misdeal, RoundStart, SeatEvent, SeatMisdeal, SeatRoundStart
@@ -66,6 +67,11 @@ class View:
         self.koikoi_calls = koikoi_calls
         self.yaku = yaku
         self.legal = legal
+
+    def __reduce__(self) -> tuple[type[View], tuple[Any, ...]]:
+        """Pickle and copy by the fields (a compiled build has no default way for a class that writes out its
+        ``__init__``)."""
+        return View, tuple(getattr(self, f.name) for f in fields(self))
 
 
 def observe(state: State, seat: int) -> View:

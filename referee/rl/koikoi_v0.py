@@ -106,16 +106,14 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a match: ``new_match(rules, seed)``, or the next seed of the sequence without one.
         ``options`` may give ``deals`` (a list of :class:`~referee.engine.Deal`, used first) and ``first_dealer``
-        (``"player_1"`` or ``"player_2"``)."""
+        (``"player_1"`` or ``"player_2"``); ``ValueError`` for another value of either."""
         if seed is not None:
             self._seeds = random.Random(seed)
             self.match_seed = seed
         else:
             self.match_seed = self._seeds.getrandbits(52)
-        options = options or {}
-        first = options.get("first_dealer")
-        dealer = None if first is None else AGENTS.index(first)
-        self.match_seed = self.table.reset_playable(self.match_seed, options.get("deals", ()), dealer)
+        deals, dealer = Table.reset_options(options)
+        self.match_seed = self.table.reset_playable(self.match_seed, deals, dealer)
         self.agents = list(AGENTS)
         self._reset_records()
         r0, r1 = rewards(self.table.state.events, self.table.reward)  # a round a hand yaku ended as it was dealt

@@ -92,7 +92,9 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Observation, dict[str, Any]]:
         """A new match: ``new_match(rules, seed)`` with a seed given, else one drawn from the environment's
-        generator; the opponent plays until the agent's first decision."""
+        generator; the opponent plays until the agent's first decision. ``options`` as the two-player
+        environment's: ``deals`` (dealt first) and ``first_dealer`` (``"player_1"`` or ``"player_2"``)."""
+        deals, dealer = Table.reset_options(options)
         super().reset(seed=seed)
         rng = self.np_random
         self.match_seed = seed if seed is not None else int(rng.integers(2**52))
@@ -100,7 +102,8 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         opp = 1 - self.seat
         while True:  # a match over before the agent's first decision has nothing to learn: the next seed
             self._matches += 1
-            events = self.table.reset(self.match_seed)
+            events = self.table.reset(self.match_seed, deals, dealer)
+            deals = ()  # a match over at once: the next seed, dealt from it
             self.opponent.start(self.table.rules, opp, f"m-{self._matches:04d}", rng)
             self.opponent.tell(events, opp)
             self._reward = rewards(events, self.table.reward)[self.seat]  # a round a hand yaku ended at once

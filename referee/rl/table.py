@@ -6,6 +6,7 @@ Seats are 0 and 1 here (the engine's); the environments name them ``player_1`` a
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
@@ -80,6 +81,21 @@ class Table:
         self.decisions = 0
         return self.state.events
 
+    @staticmethod
+    def reset_options(options: dict[str, Any] | None) -> tuple[tuple[Deal, ...], int | None]:
+        """The deals and first dealer (engine seat) of a ``reset``'s ``options``: ``deals`` (a list of
+        :class:`~referee.engine.Deal`, dealt first) and ``first_dealer`` (``"player_1"`` or ``"player_2"``);
+        ``ValueError`` for another value of either. Other keys are left to wrappers (PettingZoo's API test passes
+        one of its own)."""
+        options = dict(options or {})
+        deals = tuple(options.get("deals") or ())
+        if not all(isinstance(d, Deal) for d in deals):
+            raise ValueError("reset option deals: a list of referee.engine.Deal")
+        first = options.get("first_dealer")
+        if first is not None and first not in ("player_1", "player_2"):
+            raise ValueError(f"reset option first_dealer: 'player_1' or 'player_2', not {first!r}")
+        return deals, None if first is None else ("player_1", "player_2").index(first)
+
     def reset_playable(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> int:
         """:meth:`reset`, and while the match is over before its first decision (a hand yaku in a one-round
         match: nothing to decide) again with the next seed, without ``deals``. The seed played."""
@@ -115,12 +131,14 @@ class Table:
         """The engine action of ``index`` for the seat to move; :class:`IllegalMoveError` if it is not legal."""
         legal = legal_by_index(self.view(self.state.to_move).legal)
         try:
-            return legal[int(index)]
-        except (KeyError, TypeError, ValueError):
-            pass
+            number = operator.index(index)  # an integer (numpy's too), never a float cut down to one
+        except TypeError:
+            raise IllegalMoveError(f"action {index!r} is not an integer index") from None
+        if number in legal:
+            return legal[number]
         try:
-            what = f"{int(index)} ({describe(int(index))})"
-        except (TypeError, ValueError):
+            what = f"{number} ({describe(number)})"
+        except (TypeError, ValueError, KeyError, IndexError):
             what = repr(index)
         raise IllegalMoveError(f"illegal action {what} for seat {self.state.to_move + 1}")
 

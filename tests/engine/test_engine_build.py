@@ -179,25 +179,40 @@ def test_a_build_without_a_compiler_succeeds_pure(tmp_path: Path) -> None:
 
 PICKLE = """
 import copy, json, pickle, random
-from referee.engine import PRESETS, apply, legal_actions, new_match, score, shuffled_deal
+from referee.engine import PRESETS, apply, legal_actions, new_match, observe, score, shuffled_deal
 state, rng = new_match(PRESETS["koikoi-japan"], 5), random.Random(5)
 while len(state.history) < 2:
     state = apply(state, rng.choice(legal_actions(state)))
 things = [PRESETS["guide"], shuffled_deal(3, 1), state, state.history[0], state.events[0],
-          score(state.captured[0] | state.captured[1], PRESETS["guide"], 1)]
+          score(state.captured[0] | state.captured[1], PRESETS["guide"], 1), observe(state, 0), observe(state, 1)]
+kinds = {}  # one event of every kind random matches make, under every preset
+for rules in PRESETS.values():
+    for seed in range(12):
+        s = new_match(rules, seed)
+        while True:
+            for e in s.events:
+                kinds.setdefault(type(e).__name__, e)
+            if s.is_over:
+                break
+            s = apply(s, rng.choice(legal_actions(s)))
+things += [kinds[k] for k in sorted(kinds)]
 out = []
 for thing in things:
     for clone in (pickle.loads(pickle.dumps(thing)), copy.copy(thing), copy.deepcopy(thing)):
         out.append(repr(clone) == repr(thing) and type(clone) is type(thing))
 back = pickle.loads(pickle.dumps(state))
 out.append(legal_actions(back) == legal_actions(state) and back.hands == state.hands and back.rules == state.rules)
-print(json.dumps(out))
+print(json.dumps({"kinds": sorted(kinds), "out": out}))
 """
 
 
 @pytest.mark.parametrize("pure", [False, True])
 def test_engine_values_pickle_and_copy_in_either_build(pure: bool) -> None:
-    """Rules, deals, states, round results, events and scores survive pickle, copy and deepcopy (a compiled build
-    cannot restore a frozen record field by field: the records say how to rebuild themselves)."""
+    """Rules, deals, states, round results, views, events of every kind and scores survive pickle, copy and
+    deepcopy (a compiled build cannot restore a record field by field: the records say how to rebuild
+    themselves)."""
     results = json.loads(run_python(PICKLE, pure=pure))
-    assert len(results) == 19 and all(results), results
+    kinds = set(results["kinds"])
+    assert {"Play", "Draw", "DrawCapture", "YakuMade", "KoikoiDecision", "RoundEnd", "MatchEnd"} <= kinds
+    out = results["out"]
+    assert len(out) == 3 * (8 + len(results["kinds"])) + 1 and all(out), out

@@ -4,6 +4,7 @@ independence from hidden cards, and seeded episodes that are the engine's matche
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from referee.engine import (
     legal_actions,
     new_match,
     observe,
+    shuffled_deal,
 )
 from referee.protocol import action_json, full_event_json, view_json
 from referee.rl import koikoi_v0
@@ -368,3 +370,54 @@ def test_action_of_an_index_is_an_engine_action() -> None:
     mask = env.observe(env.agent_selection)["action_mask"]
     for index in np.flatnonzero(mask):
         assert isinstance(env.table.action(int(index)), Action)
+
+
+def test_an_environment_copied_mid_match_plays_on_as_the_original() -> None:
+    # deepcopy (and pickle) of an environment after reset: a search can clone it and try a line
+    import copy
+    import pickle
+
+    env = koikoi_v0.env()
+    env.reset(seed=4)
+    rng = random.Random(4)
+    for _ in range(5):
+        env.step(_masked(env.last()[0]["action_mask"], rng))
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        moves = random.Random(9)
+        original, twin = copy.deepcopy(env), clone
+        while not all(original.terminations.values()):
+            action = _masked(original.last()[0]["action_mask"], moves)
+            original.step(action)
+            twin.step(action)
+            assert np.array_equal(original.last()[0]["observation"], twin.last()[0]["observation"])
+        assert original.table.state.scores == twin.table.state.scores
+    gym_env = KoikoiEnv("greedy")
+    gym_env.reset(seed=2)
+    assert copy.deepcopy(gym_env).table.state.scores == gym_env.table.state.scores
+
+
+def test_an_action_that_is_not_an_integer_is_refused_not_cut_down() -> None:
+    raw = koikoi_v0.raw_env()
+    raw.reset(seed=1)
+    legal = int(np.flatnonzero(raw.observe(raw.agent_selection)["action_mask"])[0])
+    for bad in (legal + 0.7, float(legal), str(legal), None):
+        with pytest.raises(IllegalMoveError, match="is not an integer index"):
+            raw.step(bad)  # type: ignore[arg-type]
+    raw.step(np.int64(legal))  # type: ignore[arg-type]  # numpy's integers are integers
+    assert raw.table.decisions == 1
+
+
+def test_the_gym_environment_takes_the_two_player_environment_s_reset_options() -> None:
+    deal = shuffled_deal(77, 0)
+    for first in ("player_1", "player_2"):
+        env = KoikoiEnv("random", rules="guide")
+        env.reset(seed=3, options={"deals": [deal], "first_dealer": first})
+        state = env.table.state
+        assert state.deals == (deal,) and state.first_dealer == ("player_1", "player_2").index(first)
+    two = koikoi_v0.raw_env()
+    for options, words in (({"first_dealer": 1}, "first_dealer: 'player_1' or 'player_2', not 1"),
+                           ({"deals": ["x"]}, "a list of referee.engine.Deal")):  # fmt: skip
+        with pytest.raises(ValueError, match=re.escape(words)):
+            KoikoiEnv("random").reset(seed=1, options=options)
+        with pytest.raises(ValueError, match=re.escape(words)):
+            two.reset(seed=1, options=options)
