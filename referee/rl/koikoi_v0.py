@@ -62,10 +62,10 @@ def env(**kwargs: Any) -> AECEnv[str, Observation, int]:
 
 class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZoo's name
     """The unwrapped environment. ``rules``: a preset name, a rules file or :class:`~referee.engine.Rules`;
-    ``reward``: ``"points"`` or ``"outcome"``; ``render_mode``: None or ``"ansi"``."""
+    ``reward``: ``"points"`` or ``"outcome"``; ``render_mode``: None, ``"ansi"`` or ``"human"``."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "human"],
         "name": "koikoi_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -76,7 +76,7 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', not {render_mode!r}")
         self.render_mode = render_mode
         self.table = Table(rules, Reward(reward))
         self.possible_agents = list(AGENTS)
@@ -141,11 +141,15 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
         self._accumulate_rewards()
 
     def render(self) -> str | None:
-        """With ``render_mode="ansi"``: the table as the agent to move sees it."""
+        """With ``render_mode="ansi"``: the table as the agent to move sees it; ``"human"``: printed."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi'")
+            gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi' or 'human'")
             return None
-        return self.table.render(AGENTS.index(self.agent_selection))
+        text = self.table.render(AGENTS.index(self.agent_selection))
+        if self.render_mode == "human":  # printed, as the classic environments' human mode
+            print(text, flush=True)
+            return None
+        return text
 
     def close(self) -> None:
         """Nothing to release."""

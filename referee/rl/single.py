@@ -60,7 +60,7 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
     """One seat of a match against ``opponent``. ``seat``: ``"player_1"`` or ``"player_2"`` (None: drawn at each
     reset); ``rules``, ``reward`` and ``render_mode`` as in :class:`referee.rl.koikoi_v0.raw_env`."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012 - gymnasium declares it so
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012 - gymnasium declares it so
 
     def __init__(
         self,
@@ -75,7 +75,7 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         if seat is not None and seat not in AGENTS:
             raise ValueError(f"seat must be None, 'player_1' or 'player_2', not {seat!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', not {render_mode!r}")
         self.render_mode = render_mode
         self.table = Table(rules, Reward(reward))
         self.opponent = make_opponent(opponent)
@@ -142,11 +142,15 @@ class KoikoiEnv(gymnasium.Env[dict[str, Any], Any]):
         return table.observation(self.seat), reward, self._done, False, self._info()
 
     def render(self) -> str | None:
-        """With ``render_mode="ansi"``: the table as the agent's seat sees it."""
+        """With ``render_mode="ansi"``: the table as the agent's seat sees it; ``"human"``: printed."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi'")
+            gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi' or 'human'")
             return None
-        return self.table.render(self.seat)
+        text = self.table.render(self.seat)
+        if self.render_mode == "human":  # printed, as the classic environments' human mode
+            print(text, flush=True)
+            return None
+        return text
 
     def close(self) -> None:
         """Close the opponent (a bot process ends)."""

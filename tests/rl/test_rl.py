@@ -18,7 +18,7 @@ pytest.importorskip("pettingzoo", reason="the rl extra is not installed: pip ins
 import gymnasium
 import numpy as np
 from gymnasium.utils.env_checker import check_env
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from referee.engine import (
     PRESETS,
@@ -74,6 +74,18 @@ def test_pettingzoo_api_test_passes(rules: str) -> None:
 
 def test_pettingzoo_seed_test_passes() -> None:
     seed_test(lambda: koikoi_v0.env(rules="koikoi-japan"), num_cycles=500)
+
+
+def test_pettingzoo_render_test_passes_and_human_mode_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(lambda render_mode=None: koikoi_v0.env(render_mode=render_mode))
+    capsys.readouterr()
+    makers: list[Any] = [koikoi_v0.env, lambda render_mode: KoikoiEnv("random", render_mode=render_mode)]
+    for make in makers:
+        human, ansi = make(render_mode="human"), make(render_mode="ansi")
+        human.reset(seed=5)
+        ansi.reset(seed=5)
+        assert human.render() is None
+        assert capsys.readouterr().out == ansi.render() + "\n"
 
 
 def _play_aec(env: Any, seed: int, chooser: int) -> tuple[list[int], dict[str, float]]:
