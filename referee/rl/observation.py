@@ -63,7 +63,8 @@ FIELDS: Final[tuple[tuple[str, int, int], ...]] = (
 """Each field's name and its ``[start, stop)`` slice of the vector (the table above)."""
 
 SCORE_BOUND: Final = 1_000_000.0
-"""Bounds of the score fields in the observation space (scores can go below 0 when points pass between seats)."""
+"""Bounds of the score fields in the observation space (scores can go below 0 when points pass between seats); a
+value beyond a field's bound (a rules file's huge points) is observed at the bound."""
 
 LOW: Final = np.zeros(OBS_SIZE, dtype=np.float32)
 HIGH: Final = np.ones(OBS_SIZE, dtype=np.float32)
@@ -89,6 +90,7 @@ def _vector(
     out = np.empty(OBS_SIZE, dtype=np.float32)
     out[:240] = _UNPACK(_FROM(planes.to_bytes(30, "little"), _U8), bitorder="little")
     out[240:] = scalars
+    np.clip(out[240:253], LOW[240:253], HIGH[240:253], out=out[240:253])  # a rules file's huge points: at the bound
     return out
 
 

@@ -21,6 +21,7 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, render_test, seed_test
 
 from referee.engine import (
+    KOIKOI,
     PRESETS,
     Action,
     Deal,
@@ -35,7 +36,7 @@ from referee.engine import (
 from referee.protocol import action_json, full_event_json, view_json
 from referee.rl import koikoi_v0
 from referee.rl.actions import INDEX, N_ACTIONS, describe
-from referee.rl.observation import FIELDS, OBS_SIZE, action_mask, encode, encode_wire, wire_action
+from referee.rl.observation import FIELDS, OBS_SIZE, SCORE_BOUND, action_mask, encode, encode_wire, wire_action
 from referee.rl.single import ENV_ID, KoikoiEnv
 from referee.rl.table import IllegalMoveError
 
@@ -433,3 +434,20 @@ def test_the_gym_environment_takes_the_two_player_environment_s_reset_options() 
             KoikoiEnv("random").reset(seed=1, options=options)
         with pytest.raises(ValueError, match=re.escape(words)):
             two.reset(seed=1, options=options)
+
+
+def test_observations_stay_in_the_space_under_a_rules_file_with_huge_points(tmp_path: Any) -> None:
+    rules = tmp_path / "big.toml"
+    rules.write_text('base = "guide"\nchaff_points = 10000\nchaff_min = 1\nchaff_extra = 10000\n')
+    env = koikoi_v0.raw_env(rules=str(rules))
+    space = env.observation_space("player_1")["observation"]
+    highest = 0.0
+    for seed in range(6):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            observation = env.observe(env.agent_selection)
+            assert space.contains(observation["observation"])
+            highest = max(highest, float(observation["observation"][246]))
+            legal = np.flatnonzero(observation["action_mask"])
+            env.step(int(INDEX[KOIKOI] if observation["action_mask"][INDEX[KOIKOI]] else legal[0]))
+    assert highest == SCORE_BOUND  # a koi-koi call doubled past it: observed at the bound
