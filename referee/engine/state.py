@@ -6,10 +6,11 @@ replayed. Seats are 0 and 1 inside the engine (seat 1 and seat 2 at the edges).
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, SupportsIndex, cast
 
 from referee.engine import cards as C
 from referee.engine import events as ev
@@ -159,15 +160,17 @@ class State:
 
 def new_match(
     rules: Rules,
-    seed: int = 0,
+    seed: SupportsIndex = 0,
     deals: Sequence[Deal] = (),
     first_dealer: int | None = None,
 ) -> State:
     """The start of a match: the first round dealt (redealt as the rules say) and the first decision due.
 
-    ``deals`` are used in order, one per deal made (a misdeal takes the next one); when they run out the seeded
-    shuffle takes over. ``first_dealer`` (0 or 1) overrides the rules' choice.
+    ``seed``: an integer (numpy's too; ``TypeError`` for anything else, in either build). ``deals`` are used in
+    order, one per deal made (a misdeal takes the next one); when they run out the seeded shuffle takes over.
+    ``first_dealer`` (0 or 1) overrides the rules' choice.
     """
+    seed = operator.index(seed)
     s = State.__new__(State)
     s.rules, s.seed, s.deals, s.deal_index = rules, seed, tuple(deals), 0
     if first_dealer is None:

@@ -216,3 +216,26 @@ def test_engine_values_pickle_and_copy_in_either_build(pure: bool) -> None:
     assert {"Play", "Draw", "DrawCapture", "YakuMade", "KoikoiDecision", "RoundEnd", "MatchEnd"} <= kinds
     out = results["out"]
     assert len(out) == 3 * (8 + len(results["kinds"])) + 1 and all(out), out
+
+
+SEEDS = """
+import json
+import numpy as np
+from referee.engine import PRESETS, new_match
+rules = PRESETS["guide"]
+out = [new_match(rules, np.int64(5)).hands == new_match(rules, 5).hands,
+       new_match(rules, True).hands == new_match(rules, 1).hands]
+for bad in (None, "5", 1.5):
+    try:
+        new_match(rules, bad)
+        out.append(False)
+    except TypeError:
+        out.append(True)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_a_seed_is_any_integer_and_nothing_else_in_either_build(pure: bool) -> None:
+    pytest.importorskip("numpy", reason="the rl extra is not installed: pip install 'koikoi-referee[rl]'")
+    assert json.loads(run_python(SEEDS, pure=pure)) == [True] * 5
