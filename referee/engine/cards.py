@@ -91,7 +91,9 @@ def card(card_id: object) -> Card:
 
 
 def card_id(c: Card) -> str:
-    """The canonical id of a card int."""
+    """The canonical id of a card int (0..47; ``IndexError`` for any other)."""
+    if not 0 <= c < 48:
+        raise IndexError(f"card {c} is not in 0..47")
     return CARD_IDS[c]
 
 

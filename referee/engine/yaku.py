@@ -347,9 +347,13 @@ def yaku_points(captured: Mask, rules: Rules, koikoi_calls: int = 0) -> list[tup
 
 def score(captured: Mask | Iterable[str], rules: Rules, koikoi_calls: int = 0, opponent_calls: int = 0) -> Score:
     """The yaku of a capture pile (a mask, or card ids) and the total a stop would score after ``koikoi_calls`` by
-    the player and ``opponent_calls`` by the other player this round (:func:`stop_total`)."""
+    the player and ``opponent_calls`` by the other player this round (:func:`stop_total`): the counts as given,
+    whether or not the rules let a round hold so many (``koikoi_calls_per_round``). ``ValueError`` for a negative
+    count or a mask outside 0 .. 2**48 - 1."""
     if koikoi_calls < 0 or opponent_calls < 0:
         raise ValueError("koikoi_calls and opponent_calls must be 0 or more")
+    if isinstance(captured, int) and (isinstance(captured, bool) or not 0 <= captured < 1 << 48):
+        raise ValueError("a capture mask is a whole number from 0 to 2**48 - 1 (a bit a card)")
     mask = captured if isinstance(captured, int) else C.mask_of_ids(captured)
     if not evaluate(mask, rules, koikoi_calls)[0]:
         return _NO_YAKU

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.engine import CARD_IDS, PRESETS, UnknownCardError, mask_of_ids, score
+from referee.engine import CARD_IDS, PRESETS, UnknownCardError, card_id, mask_of_ids, score
 
 G, C, K, N = "guide", "cardavia", "koikoi-japan", "nintendo"
 
@@ -204,6 +204,13 @@ def test_score_accepts_a_mask_and_rejects_unknown_ids() -> None:
         score(["pine-crane", "pine-dragon"], rules)
     with pytest.raises(ValueError):
         score(POETRY, rules, -1)
+    for mask in (-1, 1 << 48, True):  # not a mask of the 48 cards (a bool is no mask either)
+        with pytest.raises(ValueError, match="a capture mask is a whole number"):
+            score(mask, rules)
+    assert card_id(47) == "paulownia-chaff-3"
+    for bad in (-1, 48):
+        with pytest.raises(IndexError, match=r"not in 0\.\.47"):
+            card_id(bad)
 
 
 # Nintendo stops: (cards, own calls, opponent's calls, total). Doubled from 7 points; doubled when the opponent
