@@ -102,14 +102,16 @@ class BotSettings:
         return TimeControl(*(getattr(default, k) if getattr(self, k) is None else getattr(self, k) for k in TIME_KEYS))
 
     def limits(
-        self, *, sandbox: str = "auto", cwd: Path | None = None, ponder: bool = False, require_cgroups: bool = False
-    ) -> Limits:
+        self, *, sandbox: str = "auto", cwd: Path | str | None = None, ponder: bool = False,
+        require_cgroups: bool = False,
+    ) -> Limits:  # fmt: skip
         """The process layer's limits of a bot with these settings (each one unset takes its default, 0 none), in
         ``sandbox`` (``auto``, ``bwrap`` or ``none``) and working directory ``cwd`` (None: a fresh one);
         ``ponder`` and ``require_cgroups`` as in :class:`~referee.seats.process.Limits`."""
         memory = DEFAULT_MEMORY_MB if self.memory_mb is None else self.memory_mb
         return Limits(
-            cpu_seconds=self.cpu_s or None, memory_bytes=(memory << 20) or None, cwd=cwd, sandbox=sandbox,
+            cpu_seconds=self.cpu_s or None, memory_bytes=(memory << 20) or None, sandbox=sandbox,
+            cwd=None if cwd is None else Path(cwd),
             processes=DEFAULT_PROCESSES if self.processes is None else (self.processes or None),
             env=self.env, files=self.files, python=self.python,
             cpus=DEFAULT_CPUS if self.cpus is None else (self.cpus or None), ponder=ponder,

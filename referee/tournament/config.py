@@ -398,8 +398,9 @@ def _toml_problem(text: str, message: str) -> str:
     return f"line {line}: {key} is given twice"
 
 
-def load_config(path: Path) -> TournamentConfig:
+def load_config(path: Path | str) -> TournamentConfig:
     """A tournament file (TOML); see ``examples/tournament.toml``. Unknown keys are errors."""
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)

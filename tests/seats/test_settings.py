@@ -36,6 +36,8 @@ def test_each_setting_reaches_the_limits_in_its_unit(tmp_path: Path) -> None:
                             env=(("A", "1"),), files=("/book",), python="python3", cpus=0.5, ponder=True,
                             require_cgroups=True)  # fmt: skip
     assert settings.time == TimeControl(5, 6, 7)
+    as_text = settings.limits(sandbox="none", cwd=str(tmp_path), ponder=True, require_cgroups=True)
+    assert as_text == limits and as_text.cwd == tmp_path  # a folder given as a str is a Path
 
 
 def test_play_lays_each_seat_over_both_bots(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def test_example_tournament_file_loads() -> None:
     assert cfg.rules.name == "cardavia"
     assert [b.name for b in cfg.bots][:2] == ["greedy", "random"]
     assert cfg.pairs == 20 and cfg.seed_drawn  # a shipped example fixes no seed: bots could compute the deals
+    assert load_config(str(ROOT / "examples" / "tournament.toml")).pairs == 20  # a path as a str too
 
 
 def test_example_tournament_file_plays_from_any_folder(tmp_path: Path) -> None:

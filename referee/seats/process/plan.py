@@ -87,6 +87,10 @@ class Limits:
     require_cgroups: bool = False
     workdir: str | None = None  # a folder among files the bot starts in, read-only (a bot package's)
 
+    def __post_init__(self) -> None:
+        if self.cwd is not None and not isinstance(self.cwd, Path):  # a str given where the type says Path
+            object.__setattr__(self, "cwd", Path(self.cwd))
+
     def mode(self) -> str:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
         for ``bwrap`` where it cannot work)."""
