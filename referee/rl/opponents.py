@@ -89,7 +89,7 @@ class BotOpponent(Opponent):
     may load a model), ``sandbox`` the sandbox it runs in; ``time``: its start-up
     time and, per decision, ``move_ms + bank_ms`` (no bank is spent: a slow answer is only a timeout when it
     passes that). The process is reused from match to match (``new_match``) until it fails or a match is left
-    unfinished (an episode ended by an illegal action); :meth:`close` ends it."""
+    unfinished (an episode ended by an illegal action); :meth:`close` ends it (a later match starts another)."""
 
     def __init__(
         self, command: str, *, settings: BotSettings | None = None, sandbox: str = "auto",
@@ -104,6 +104,8 @@ class BotOpponent(Opponent):
         self._playing = False  # a match is under way (a new one before its end needs a fresh process)
 
     def _run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        if self._loop.is_closed():  # closed, then used again (a reset after close): a loop and a process anew
+            self._loop = asyncio.new_event_loop()
         try:
             return self._loop.run_until_complete(coro)
         except SeatFailure as failure:

@@ -128,6 +128,13 @@ def test_the_gym_env_plays_a_whole_episode_against_a_bot_command() -> None:
         while not terminated:
             observation, _, terminated, _, info = env.step(int(np.flatnonzero(observation["action_mask"])[0]))
         assert env.table.over and "illegal_action" not in info
+        env.close()  # closed, then reset: a new process plays the next episode
+        observation, _ = env.reset(seed=7)
+        assert opponent._seat is not None and opponent.name == "greedy"
+        terminated = False
+        while not terminated:
+            observation, _, terminated, _, info = env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+        assert env.table.over and "illegal_action" not in info
     finally:
         env.close()
 
