@@ -202,7 +202,8 @@ def check(
                     if failed and not seat.decisions:
                         hello.detail, hello.log = _violation(result), log
                     else:
-                        hello.status, hello.detail = "pass", f"name {seat.name!r}, version {seat.version!r}"
+                        version = "no version" if seat.version is None else f"version {seat.version!r}"
+                        hello.status, hello.detail = "pass", f"name {seat.name!r}, {version}"
                     done(hello)
                 if name == NEW_MATCH and not reused:
                     item = Item(name, "skip", "the first match failed: this match started a fresh process")

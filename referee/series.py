@@ -158,7 +158,8 @@ def result_line(result: MatchResult) -> str:
     if result.winner is None:
         return f"draw {scores_text((a, b))} {tail}"
     w = result.winner
-    return f"seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}"
+    tie = "; equal points: the first dealer wins (tie_break)" if a == b else ""
+    return f"seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}{tie}"
 
 
 def summary_lines(played: Played) -> list[str]:

@@ -114,6 +114,7 @@ def test_check_as_a_library_call_reports_each_item() -> None:
     assert report.passed and report.first_violation() is None
     assert seen == [i.status for i in report.items] and "fail" not in seen
     assert report.items[0].name == "hello"
+    assert report.items[0].detail == "name 'minimal', no version"  # its hello names no version
 
 
 def test_check_of_a_missing_bot_is_one_line_and_exit_2(referee_exe: Path, tmp_path: Path) -> None:

@@ -217,3 +217,15 @@ def test_a_deals_file_with_a_repeated_deal_is_refused(referee_exe: Path, tmp_pat
     out = run(referee_exe, "play", FIRST, FIRST, "--deals", str(deals))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == f"koikoi-referee: error: {deals}: deal 3 repeats deal 1: a bot would see it twice\n"
+
+
+def test_a_result_decided_by_the_tie_break_says_so() -> None:
+    from referee.records import MatchResult, Termination
+    from referee.series import result_line
+
+    tied = MatchResult("m-0001", 0, (0, 0), 1, Termination.ROUNDS, None, ("a", "b"), 5, 10)
+    assert result_line(tied) == (
+        "seat 1 (a) wins 0-0 after 1 round (rounds); equal points: the first dealer wins (tie_break)"
+    )
+    won = MatchResult("m-0002", 1, (2, 7), 1, Termination.ROUNDS, None, ("a", "b"), 5, 10)
+    assert result_line(won) == "seat 2 (b) wins 2-7 after 1 round (rounds)"
