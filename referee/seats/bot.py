@@ -99,7 +99,8 @@ class BotSeat(Seat):
                 self._write(encode(hello))
                 return await self._read()
         except TimeoutError:
-            raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms") from None
+            raise self._fail(Failure.TIMEOUT, f"no hello within {timeout_s * 1000:.0f} ms (is each line it writes "
+                                              "flushed?)") from None  # the usual cause  # fmt: skip
 
     async def _new_match(self, msg: dict[str, Any]) -> None:
         """Send ``new_match`` to the running bot: held back, like events, until its first request (or

@@ -157,7 +157,7 @@ def _play_broken(
         ("oversized", "oversized_line", "longer than"),
         ("double", "invalid_message", "does not answer request"),
         ("illegal", "illegal_action", "not one of the legal actions"),
-        ("hang_hello", "timeout", "no hello within 3000 ms"),
+        ("hang_hello", "timeout", "no hello within 3000 ms (is each line it writes flushed?)"),
         ("crash_hello", "crash", "status 3"),
     ],
 )
