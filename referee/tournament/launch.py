@@ -356,8 +356,10 @@ def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], inter
     """Print the seed commitment, play what is left in ``store`` (SIGTERM as Ctrl-C), then write the viewer
     pages (with ``interim.html``)."""
     config = store.config
-    print(f"seed commitment {commit(config.seed)} (the seed is published once the tournament is complete)",
-          file=stream, flush=True)  # fmt: skip
+    whole = tuple(store.options.shard) == (1, 1)  # a shard never publishes the seed
+    done = whole and store.schedule.recorded >= len(store.schedule)  # a resumed folder with nothing left to play
+    when = "standings.json publishes the seed" if done else "the seed is published once the tournament is complete"
+    print(f"seed commitment {commit(config.seed)} ({when})", file=stream, flush=True)
     if config.ladder and config.ladder[-1].salt is not None:
         step = config.ladder[-1]
         print(f"ladder step {len(config.ladder)} seed commitment {commit(step.seed(config.seed))} (its salt is "

@@ -194,7 +194,8 @@ def test_resume_after_sigkill_plays_each_match_exactly_once(tmp_path: Path, bot:
         assert json.loads(replay.read_text().splitlines()[-1])["type"] == "result"
     assert "ok: 20 match(es)" in referee("tournament", "verify", killed).stdout  # a kill is not a tampering
     before = (killed / "results.jsonl").read_text()
-    referee("tournament", "--resume", killed)  # nothing left to play: the same standings again
+    again = referee("tournament", "--resume", killed)  # nothing left to play: the same standings again
+    assert "(standings.json publishes the seed)" in again.stdout.splitlines()[0]
     assert (killed / "results.jsonl").read_text() == before
     assert json.loads((killed / "standings.json").read_text())["standings"] == done["standings"]
 
