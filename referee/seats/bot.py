@@ -64,7 +64,8 @@ class BotSeat(Seat):
         """The failure of a read that raised ``exc``."""
         if isinstance(exc, LineTooLongError):
             return self._fail(Failure.OVERSIZED_LINE, str(exc))
-        return self._fail(Failure.CRASH, await self.process.exit_text())
+        ended = await self.process.exit_text()
+        return self._fail(Failure.CRASH, f"{ended}; {exc.unfinished}" if exc.unfinished else ended)
 
     async def trailing_lines(self, wait_s: float = 0.5, most: int = 5) -> tuple[list[bytes], str | None]:
         """After a first line that is not a hello: up to ``most`` more stdout lines within ``wait_s`` (a

@@ -2,7 +2,7 @@
 
 Usage: broken_bot.py MODE [ARG]. Modes: ok, hang, hang_hello, crash, crash_hello, invalid_json, wrong_shape,
 illegal, oversized, double, mismatch, child_hang (a child in its group, then hang), spy FILE (copy stdin to
-FILE), ignore_term (ignore SIGTERM, then hang), stderr_flood.
+FILE), ignore_term (ignore SIGTERM, then hang), stderr_flood, no_newline (an answer without its newline, then exit).
 """
 
 import json
@@ -77,6 +77,10 @@ for raw in sys.stdin.buffer:
             )
             send({"type": "action", "id": msg["id"], "action": {"koikoi": 1}})
             continue
+        if requests >= 2 and mode == "no_newline":
+            sys.stdout.write(json.dumps(answer))
+            sys.stdout.flush()
+            sys.exit(0)
         if requests >= 2 and mode == "oversized":
             sys.stdout.write("[" + "1," * 600_000 + "1]\n")
             sys.stdout.flush()

@@ -146,6 +146,9 @@ def _play_broken(
     return result, pgid
 
 
+UNFINISHED = json.dumps('{"type": "action", "id": 2,')[:-1]  # the quoted answer's start (no closing quote yet)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "reason", "detail"),
@@ -159,6 +162,7 @@ def _play_broken(
         ("illegal", "illegal_action", "not one of the legal actions"),
         ("hang_hello", "timeout", "no hello within 3000 ms (is each line it writes flushed?)"),
         ("crash_hello", "crash", "status 3"),
+        ("no_newline", "crash", "status 0; its last output, with no newline after it: " + UNFINISHED),
     ],
 )
 def test_a_broken_bot_forfeits_and_leaves_no_process(

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from referee.protocol.answers import quote_line
 from referee.seats.process import family
 from referee.seats.process.plan import ProcessError
 
@@ -36,7 +37,12 @@ EXIT_GRACE_S = 0.2
 
 
 class BotClosedError(ProcessError):
-    """The bot exited or closed its stdout (or its stdin)."""
+    """The bot exited or closed its stdout (or its stdin). ``unfinished``: what it wrote last with no newline
+    after it, quoted (empty: nothing), for the failure's detail."""
+
+    def __init__(self, message: str, unfinished: str = "") -> None:
+        super().__init__(message + (f"; {unfinished}" if unfinished else ""))
+        self.unfinished = unfinished
 
 
 class LineTooLongError(ProcessError):
@@ -224,7 +230,8 @@ class BotPipe:
         if not line.endswith(b"\n"):
             if self._protocol.stdout_cut:
                 raise BotClosedError(f"{self._exit_text()}; its stdout is still held open (by a child?)")
-            raise BotClosedError(self._exit_text())
+            unfinished = f"its last output, with no newline after it: {quote_line(line)}" if line.strip() else ""
+            raise BotClosedError(self._exit_text(), unfinished)
         if self._debug:
             log.debug("%s << %s", self.label, line[:-1].decode("utf-8", "replace"))
         return line[:-1]
