@@ -32,7 +32,7 @@ from referee.match import (
 )
 from referee.replay.writer import is_compressed, plain_name
 from referee.seats import BotSeat, Seat, package
-from referee.seats.process import BotCommandError, Limits, check_command
+from referee.seats.process import BotCommandError, Limits, check_command, readable
 from referee.seats.sandbox import exposed_output
 from referee.seats.settings import BotSettings
 from referee.signing import SigningError, load_key
@@ -293,7 +293,8 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
     """:class:`PlayError` when a replay or the log folder would lie in a folder a bot may read."""
     from referee.seats.human import is_human
 
-    outputs = {f"replay {p}": p for p in paths if p is not None}
+    named = [p for p in paths if p is not None]
+    outputs = {("the replay" if len(named) == 1 else f"the replay of game {k}"): p for k, p in enumerate(named, 1)}
     if setup.log_dir is not None:
         outputs["the log folder"] = setup.log_dir
     elif setup.replay is not None:
@@ -301,10 +302,10 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
     try:
         folders = [
             f for i, c in enumerate(setup.seats) if not is_human(c)
-            for f in package.visible(c, setup.settings_of(i).files, python_of(setup, i))
+            for f in readable(c, setup.settings_of(i).files, python_of(setup, i))
         ]  # fmt: skip
         package.refuse_outputs(outputs, folders)
-    except package.PackageError as exc:
+    except (package.PackageError, BotCommandError) as exc:
         raise PlayError(str(exc)) from None
 
 

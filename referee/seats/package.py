@@ -309,29 +309,6 @@ def _build_command(
     return [*join, *wrapped.argv], env, wrapped.fds, group
 
 
-def visible(command: str, files: tuple[str, ...] = (), python: str | None = None) -> list[str]:
-    """The host folders and files a sandboxed bot running ``command`` may read beyond the system: its package
-    folder, ``files``, its path arguments, its program (its venv for a venv's interpreter)."""
-    from referee.seats import sandbox
-
-    out = [real_path(f) for f in files]
-    package = find(command)
-    if package is not None:
-        out.append(package.folder)
-        return out
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return out
-    for k, word in enumerate(words):
-        value = word.partition("=")[2] if word.startswith("-") else word
-        if (k == 0 or is_path_word(value)) and value and os.path.exists(value):
-            out.append(real_path(value))
-    if words and words[0].endswith(".py") and python is not None and "/" in python:
-        out += sorted(sandbox.program_roots(real_path(python)))
-    return out
-
-
 def refuse_outputs(outputs: dict[str, Path], folders: list[str]) -> None:
     """:class:`PackageError` when one of ``outputs`` (what -> path) lies inside a folder a bot may read."""
     for what, path in outputs.items():
@@ -350,6 +327,19 @@ def python_of(command: str, python: str | None) -> str | None:
 
 
 __all__ = [
-    "BUILD_TIMEOUT_S", "MANIFEST", "Package", "PackageError", "apply", "build", "find", "folder_of", "house_python",
-    "is_path_word", "load", "python_of", "real_path", "refuse_outputs", "visible",
+    "BUILD_TIMEOUT_S",
+    "MANIFEST",
+    "Package",
+    "PackageError",
+    "apply",
+    "build",
+    "find",
+    "folder_of",
+    "folder_problem",
+    "house_python",
+    "is_path_word",
+    "load",
+    "python_of",
+    "real_path",
+    "refuse_outputs",
 ]  # fmt: skip

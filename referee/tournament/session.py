@@ -12,7 +12,7 @@ from typing import TextIO
 
 from referee.records import MatchResult
 from referee.seats import package
-from referee.seats.process import ProcessError, check_command
+from referee.seats.process import ProcessError, check_command, readable
 from referee.tournament.config import RunOptions, TournamentConfig, TournamentError
 from referee.tournament.folder import RESULTS, Output, output_error
 from referee.tournament.gates import EXIT_GATE, EXIT_OK, judge
@@ -62,8 +62,7 @@ def _check_commands(config: TournamentConfig, root: Path) -> None:
             if found is not None:
                 package.build(found, root / "logs" / f"build.{bot.name}.log", config.sandbox)
             check_command(command, python=settings.python)
-            package.refuse_outputs({"the output folder": root}, package.visible(command, settings.files,
-                                                                                  settings.python))
+            package.refuse_outputs({"the output folder": root}, readable(command, settings.files, settings.python))
         except (ProcessError, package.PackageError) as exc:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 

@@ -258,6 +258,29 @@ def test_outputs_inside_a_folder_a_bot_may_read_are_refused(referee_exe: Path, t
     assert done.returncode == 2 and "which a bot may read" in done.stderr
 
 
+def test_outputs_inside_the_interpreter_or_library_a_bot_gets_are_refused(referee_exe: Path, tmp_path: Path) -> None:
+    # a .py bot runs with the referee's own Python: its venv (and the referee's package) is in every sandbox
+    import referee
+
+    own = Path(sys.prefix) / "koikoi-out"
+    library = Path(referee.__file__).resolve().parent / "koikoi-out"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    (tmp_path / "bot.py").write_text(LOOP + "run('v', lambda l: l[0])\n")
+    cases = [
+        ("play", RANDOM, RANDOM, "--replay", str(own / "r.jsonl")),
+        ("play", RANDOM, RANDOM, "--log-dir", str(library / "logs")),
+        ("tournament", "--bot", f"a={RANDOM}", "--bot", f"b={RANDOM}", "--out", str(own / "t")),
+        ("play", f"{venv / 'bin' / 'python'} bot.py", RANDOM, "--replay", str(venv / "r.jsonl")),
+        ("play", "bot.py", RANDOM, "--python", str(venv / "bin" / "python"), "--replay", str(venv / "out" / "r.jsonl")),
+    ]
+    for args in cases:
+        done = run(referee_exe, *args, cwd=tmp_path)
+        assert done.returncode == 2 and "which a bot may read: write it elsewhere" in done.stderr, (args, done.stderr)
+    assert not own.exists() and not library.exists()
+    assert not (venv / "r.jsonl").exists() and not (venv / "out").exists()
+
+
 def test_a_runtime_that_fails_on_stdout_is_a_crash_with_its_lines_quoted(referee_exe: Path, tmp_path: Path) -> None:
     bot = tmp_path / "vm.py"
     bot.write_text(

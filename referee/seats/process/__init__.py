@@ -40,6 +40,7 @@ from referee.seats.process.plan import (
     command_argv,
     expected_isolation,
     isolation_warnings,
+    readable,
     resolve_paths,
 )
 from referee.seats.sandbox import SandboxError
@@ -49,5 +50,5 @@ __all__ = [
     "MAX_PENDING_WRITE", "REAP_S", "STDERR_CAP", "WATCH_S", "BotClosedError", "BotCommandError", "BotProcess",
     "Limits", "LineTooLongError", "ProcessError", "ProcessOptions", "SandboxError", "absolute_command",
     "adopt_orphans", "bot_environment", "cgroups", "check_command", "command_argv", "expected_isolation",
-    "isolation_warnings", "kill_all_now", "resolve_paths", "seccomp",
+    "isolation_warnings", "kill_all_now", "readable", "resolve_paths", "seccomp",
 ]  # fmt: skip

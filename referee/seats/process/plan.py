@@ -352,6 +352,35 @@ def join_wrapper(procs_files: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "koikoi-join"]
 
 
+def bound(argv: list[str], files: tuple[str, ...]) -> set[str]:
+    """The host paths a sandboxed bot of ``argv`` (its paths made absolute) may read beyond the system: its
+    program's roots (its venv and base installation, a version manager's folder, the program), its path
+    arguments, the referee's own Python and venv for a ``.py`` bot it runs, ``files``, and the referee's
+    package (its public library, ``referee.bot``, for Python bots)."""
+    program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
+    binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
+    for arg in argv[1:]:
+        value = arg.partition("=")[2] if arg.startswith("-") else arg
+        if os.path.isabs(value) and _probe(Path(value).exists):
+            binds.add(value)
+    if argv[0] == sys.executable:
+        binds |= {sys.prefix, sys.base_prefix}
+    binds |= {os.path.abspath(f) for f in files}
+    binds.add(str(Path(referee.__file__).resolve().parent))
+    return binds
+
+
+def readable(command: str, files: tuple[str, ...] = (), python: str | None = None) -> list[str]:
+    """What a sandboxed bot of ``command`` may read beyond the system, as real paths: the folders and files
+    :func:`plan` binds into its sandbox (a bot package's folder among them). No output may lie inside one
+    (:func:`~referee.seats.package.refuse_outputs`). :class:`BotCommandError` for a bad command line or package."""
+    plain, limits = expand(command, Limits(files=files, python=python))
+    argv = command_argv(plain, limits.python)
+    if limits.workdir is None:
+        argv = resolve_paths(argv, Path.cwd())
+    return sorted({package.real_path(p) for p in bound(argv, limits.files)})
+
+
 def plan(
     command: str, limits: Limits, token: str, procs_files: list[str] | None = None, stdout_fd: int | None = None
 ) -> Launch:
@@ -384,16 +413,7 @@ def plan(
     assert bwrap is not None  # choose() said it works
     if limits.workdir is None:
         argv = resolve_paths(argv, here)
-    program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
-    binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
-    for arg in argv[1:]:
-        value = arg.partition("=")[2] if arg.startswith("-") else arg
-        if os.path.isabs(value) and _probe(Path(value).exists):
-            binds.add(value)
-    if argv[0] == sys.executable:
-        binds |= {sys.prefix, sys.base_prefix}
-    binds |= {os.path.abspath(f) for f in limits.files}
-    binds.add(str(Path(referee.__file__).resolve().parent))  # its public library (referee.bot) for Python bots
+    binds = bound(argv, limits.files)
     uid = sandbox.bot_uid() if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
     bpf = seccomp.program() if seccomp.enabled() and seccomp.reason() is None else None
