@@ -162,9 +162,10 @@ def result_line(result: MatchResult) -> str:
     return f"seat {w + 1} ({names[w]}) wins {scores_text((a, b))} {tail}{tie}"
 
 
-def summary_lines(played: Played) -> list[str]:
+def summary_lines(played: Played, person: int | None = None) -> list[str]:
     """A readable summary of one match: points round by round with yaku, the winner, any failure (with the
-    failing bot's stderr log)."""
+    failing bot's stderr log). ``person``: the seat (0 or 1) of a person who reads it, who is not shown the
+    detail of the bot's failure (it may name the bot's cards)."""
     result, replay = played.result, played.replay
     names = result.names
     out = [f"{result.match_id}  seed {result.seed}  seat 1: {names[0]}  seat 2: {names[1]}"]
@@ -177,7 +178,8 @@ def summary_lines(played: Played) -> list[str]:
         out.append(f"  round {r['round']}: {text}  scores {scores_text(r['scores'])}")
     if result.forfeit is not None:
         f = result.forfeit
-        out.append(f"  seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason}: {f.detail}")
+        detail = "" if person is not None and f.seat != person else f": {f.detail}"
+        out.append(f"  seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason}{detail}")
         log = played.logs[f.seat]
         if log is not None:
             out.append(f"  its stderr: {log}")

@@ -140,6 +140,9 @@ def play_cmd(
     )  # fmt: skip
     tally = [0, 0, 0]
     forfeits = [0, 0]
+    from referee.seats.human import is_human  # (the terminal seat's module, only when a match is played)
+
+    person = next((i for i, c in enumerate(setup.seats) if is_human(c)), None)  # sees no more than its seat
 
     def started(plan: Plan) -> None:
         if not as_json:
@@ -154,7 +157,7 @@ def play_cmd(
         if as_json:
             typer.echo(json.dumps(played.to_json()))
         else:
-            typer.echo("\n".join(summary_lines(played)))
+            typer.echo("\n".join(summary_lines(played, person)))
 
     try:
         play(setup, on_start=started, on_result=report)

@@ -125,7 +125,8 @@ def _render_step(step: Step, seat: int | None, names: list[str]) -> list[str]:
             return []
         return [f"  seat {r.seat + 1} {r.decision}: {_short(r.action)} (of {len(r.legal)}, {r.ms:g} ms)"]
     f = r.forfeit
-    if f is not None:
-        return [f"result: seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason.value}: {f.detail}"]
+    if f is not None:  # a seat's view leaves the detail out: it may name the forfeiting seat's cards (as the pages)
+        detail = "" if seat is not None else f": {f.detail}"
+        return [f"result: seat {f.seat + 1} ({names[f.seat]}) forfeits: {f.reason.value}{detail}"]
     w = "a draw" if r.winner is None else f"seat {r.winner + 1} ({names[r.winner]}) wins"
     return [f"result: {w}, {scores_text(r.scores)} after {plural(r.rounds, 'round')} ({r.reason.value})"]

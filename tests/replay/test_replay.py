@@ -236,6 +236,35 @@ def test_edits_that_once_slipped_through(replay: Path, tmp_path: Path, where: st
     assert not verify(tmp_path / "edit.jsonl").ok
 
 
+def test_a_seat_s_show_leaves_out_a_forfeit_s_detail(tmp_path: Path) -> None:
+    # the detail of an illegal action lists the forfeiting seat's legal actions: its cards (as the pages, a seat's
+    # view leaves it out, whichever seat forfeited)
+    lines = replay_lines(seed=5, max_decisions=9)
+    state = engine_states(lines)[-1]
+    detail = "an action not among the legal ones: [{\"play\": \"pine-crane\"}, {\"play\": \"plum-warbler\"}]"
+    lines.append({"type": "result", "winner": 1, "scores": list(state.scores), "rounds": state.round,
+                  "reason": "forfeit", "forfeit": {"seat": 2, "reason": "illegal_action", "detail": detail},
+                  "bots": [{"seat": 1, "name": "alpha"}, {"seat": 2, "name": "beta"}]})  # fmt: skip
+    path = write(tmp_path / "f.jsonl", lines)
+    full, _ = show(path)
+    assert full[-1] == f"result: seat 2 (beta) forfeits: illegal_action: {detail}"
+    for seat in (1, 2):
+        seen, _ = show(path, seat)
+        assert seen[-1] == "result: seat 2 (beta) forfeits: illegal_action" and "pine-crane" not in seen[-1]
+
+
+def test_play_shows_a_person_no_detail_of_the_bot_s_forfeit() -> None:
+    from referee.records import Failure, Forfeit, MatchResult, Termination
+    from referee.series import Played, summary_lines
+
+    lost = Forfeit(1, Failure.ILLEGAL_ACTION, "an action not among the legal ones: [pine-crane, plum-warbler]")
+    result = MatchResult("m-0001", 0, (0, 0), 1, Termination.FORFEIT, lost, ("you", "bot"), 5, 3)
+    played = Played(result, None)
+    assert any("pine-crane" in line for line in summary_lines(played))  # the operator's summary: all of it
+    shown = summary_lines(played, person=0)
+    assert "  seat 2 (bot) forfeits: illegal_action" in shown and not any("pine-crane" in x for x in shown)
+
+
 def test_show_plays_the_match_and_as_a_seat_hides_the_rest(replay: Path) -> None:
     full, problem = show(replay)
     assert problem is None
