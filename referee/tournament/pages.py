@@ -308,16 +308,19 @@ class Site:
         return None if stop is None else stop.point
 
     def write_missing(self) -> None:
-        """The page of each recorded match that has none (a look at each match's page, its record read only
-        when the page is missing). :class:`ViewerError` when one cannot be written."""
+        """The page of each match of a complete pair that has none (a look at each match's page, its record read
+        only when the page is missing): the page of a game whose twin is still to be played would show the deal
+        it plays. :class:`ViewerError` when one cannot be written."""
         ledger = self.store.schedule
         links = ledger.links()
         with self.store.reader() as read:
             for _, pairing, pair in ledger.pair_keys():
+                if ledger.slot_offset(pairing, pair, 0) < 0 or ledger.slot_offset(pairing, pair, 1) < 0:
+                    continue
                 for game in range(2):
                     offset = ledger.slot_offset(pairing, pair, game)
                     page = os.path.join(self.root, match_page(ledger.match_id(pairing, pair, game)))
-                    if offset < 0 or os.path.exists(page):
+                    if os.path.exists(page):
                         continue
                     rec = read(offset)
                     write_match_page(self.root, rec, *links.links(rec.spec))

@@ -140,6 +140,7 @@ async def play_unit(
     if specs:
         await close_seats(seats, frozenset(seat_key(n, s.lot) for s in specs for n in s.seats))
     played = 0
+    halves: dict[tuple[int, int], Record] = {}  # a pair's game played in this unit, its twin not yet
     for spec in specs:
         if should_stop():
             break
@@ -162,16 +163,23 @@ async def play_unit(
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
         for key in broken:  # closed first: their last words are in the match's log when its page links it
             await seats.pop(key).close()
-        if out.pages is not None:
-            write_page(out, Record.of(spec, result, where))
+        if out.pages is not None:  # a pair's pages once both its games are played: a page shows the deal
+            rec, twin = Record.of(spec, result, where), halves.pop((spec.pairing, spec.pair), None)
+            if twin is None:
+                halves[(spec.pairing, spec.pair)] = rec
+            else:
+                write_page(out, twin)
+                write_page(out, rec)
         emit(spec, result, where)
         played += 1
     return played
 
 
 def write_page(out: Output, rec: Record) -> None:
-    """The viewer page of a match just played (its replay closed), linking its neighbours in ``out.pages``; a
-    page that cannot be written is left to the end of the run, which writes the pages a folder lacks."""
+    """The viewer page of a match played (its replay closed) whose twin is played too (a page shows the pair's
+    deal, which the twin plays again), linking its neighbours in ``out.pages``; a page that cannot be written, or
+    whose twin was played in another unit, is left to the end of the run, which writes the pages a folder lacks
+    for its complete pairs."""
     if out.pages is None:
         return
     before, after = out.pages.links(rec.spec)

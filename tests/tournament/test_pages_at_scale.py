@@ -41,17 +41,24 @@ def _pages(folder: Path) -> dict[str, tuple[int, int, bytes]]:
 
 
 @pytest.mark.slow  # real bots
-def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: Path) -> None:
+def test_a_pair_s_match_pages_exist_when_its_second_result_reaches_the_main_process(tmp_path: Path) -> None:
+    # a page shows its deal: the first game of a pair gets its page only with its twin, which plays that deal
     bots = (BotSpec("one", f"{sys.executable} {BOT} --seed 1"), BotSpec("two", f"{sys.executable} {BOT} --seed 2"))
     config = TournamentConfig(bots=bots, rules=PRESETS["cardavia"], pairs=3, seed=5, sandbox="none")
     store = start(config, RunOptions(jobs=2), tmp_path / "t")
     out = dataclasses.replace(store.output(), pages=store.schedule.links())
     seen: list[tuple[str, bool, bool]] = []
+    arrived: set[str] = set()
 
     def emit(spec: object, result: MatchResult, played: object) -> None:
-        mid = result.match_id
-        page = tmp_path / "t" / match_page(mid)
-        seen.append((mid, page.is_file(), page.is_file() and f'"id":"{mid}"' in page.read_text()))
+        mid, pair = result.match_id, result.match_id[:-1]
+        pages = [tmp_path / "t" / match_page(pair + game) for game in "ab"]
+        if pair in arrived:  # the second game of its pair: both pages are there, each drawn
+            seen.append((mid, all(p.is_file() for p in pages),
+                         all(f'"id":"{pair + g}"' in p.read_text() for g, p in zip("ab", pages, strict=True))))
+        else:  # the first: no page shows the deal yet
+            seen.append((mid, not any(p.is_file() for p in pages), True))
+        arrived.add(pair)
 
     try:
         with ParallelRun(config, out, Units.pending(store.schedule, 2), 2) as run:
@@ -59,7 +66,7 @@ def test_a_match_page_exists_when_its_result_reaches_the_main_process(tmp_path: 
     finally:
         store.close()
     assert sorted(mid for mid, _, _ in seen) == sorted(m.match_id for m in store.schedule.values())
-    assert all(exists and drawn for _, exists, drawn in seen), seen
+    assert all(right and drawn for _, right, drawn in seen), seen
     ids = [m.match_id for m in sorted(store.schedule.values(), key=lambda m: m.index)]
     first = (tmp_path / "t" / match_page(ids[1])).read_text()  # previous and next follow the schedule
     assert f'href="{ids[0]}.html"' in first and f'href="{ids[2]}.html"' in first

@@ -122,7 +122,9 @@ def test_the_pages_of_the_report_pass_are_those_of_a_folder_read_afresh(tmp_path
     store.close()
     assert outcome.home == tmp_path / HOME and outcome.pages_error is None
     pages = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.html")}
-    assert len([p for p in pages if p.parent.name == "replays"]) == len(specs) - 3
+    unplayed = {(m.pairing, m.pair) for m in specs[-3:]}  # a pair with a game unplayed: no page shows its deal
+    complete = [m for m in specs if (m.pairing, m.pair) not in unplayed]
+    assert len([p for p in pages if p.parent.name == "replays"]) == len(complete) < len(specs) - 3
     for p in tmp_path.rglob("*.html"):
         p.unlink()
     write_site(tmp_path)
