@@ -162,8 +162,10 @@ class Record:
         played = Played.from_json(obj["played"]) if "played" in obj else None
         return Record(spec, result, played, order)
 
-    def csv_row(self) -> dict[str, Any]:
-        """The ``matches.csv`` row."""
+    def csv_row(self, twin_played: bool = True) -> dict[str, Any]:
+        """The ``matches.csv`` row. Without ``twin_played`` (the other game of its pair still to be played, on
+        the same deal) the row says nothing of the deal: no seed, first dealer or forfeit detail (which may name
+        cards)."""
         spec, res = self.spec, self.result
         off = self.offender
         forfeit = res.forfeit
@@ -171,8 +173,8 @@ class Record:
             "match_id": spec.match_id,
             "seat1": spec.seats[0],
             "seat2": spec.seats[1],
-            "seed": spec.seed,
-            "first_dealer": spec.first_dealer + 1,
+            "seed": spec.seed if twin_played else "",
+            "first_dealer": spec.first_dealer + 1 if twin_played else "",
             "order": self.order or "",
             "winner": self.winner_name or "",
             "score1": res.scores[0],
@@ -181,7 +183,7 @@ class Record:
             "reason": res.reason.value,
             "forfeit_bot": off[0] if off else "",
             "forfeit_reason": forfeit.reason.value if forfeit else "",
-            "forfeit_detail": forfeit.detail if forfeit else "",
+            "forfeit_detail": forfeit.detail if forfeit and twin_played else "",
         }
 
 

@@ -12,6 +12,7 @@ import io
 import json
 import json.encoder
 import math
+import os
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
@@ -348,16 +349,20 @@ class MatchRows:
         return (self._file, self._size), self._at
 
     def add(self, rec: Record) -> None:
-        """The row of ``rec``."""
-        self._row.seek(0)
-        self._row.truncate()
-        row = rec.csv_row()
-        self._csv.writerow([row.get(k, "") for k in MATCH_FIELDS])
-        data = self._row.getvalue().encode("utf-8")
+        """The rows of ``rec``: as its pair complete, then as a half pair (nothing of the deal), one after the
+        other."""
+        data = b""
+        for twin_played in (True, False):
+            self._row.seek(0)
+            self._row.truncate()
+            row = rec.csv_row(twin_played)
+            self._csv.writerow([row.get(k, "") for k in MATCH_FIELDS])
+            text = self._row.getvalue().encode("utf-8")
+            data += len(text).to_bytes(4, "little") + text
         self._file.seek(self._size)
-        self._file.write(len(data).to_bytes(4, "little") + data)
+        self._file.write(data)
         put(self._at, rec.spec.pairing, 2 * rec.spec.pair + GAMES.index(rec.spec.game), self._size)
-        self._size += 4 + len(data)
+        self._size += len(data)
 
     def write(self, root: Path) -> None:
         """Write ``matches.csv`` into ``root``, the rows in the ledger's schedule order, one at a time."""
@@ -366,11 +371,16 @@ class MatchRows:
             csv.DictWriter(out, MATCH_FIELDS, lineterminator="\n").writeheader()
             for _, pairing, pair in self._ledger.pair_keys():
                 arr = self._at[pairing] if pairing < len(self._at) else slots(0)
-                for slot in (2 * pair, 2 * pair + 1):
-                    offset = arr[slot] if slot < len(arr) else -1
+                offsets = [arr[slot] if slot < len(arr) else -1 for slot in (2 * pair, 2 * pair + 1)]
+                half = min(offsets) < 0  # its twin still to be played on its deal: the row without the deal
+                for offset in offsets:
                     if offset >= 0:
                         f.seek(offset)
-                        out.write(f.read(int.from_bytes(f.read(4), "little")).decode("utf-8"))
+                        size = int.from_bytes(f.read(4), "little")
+                        if half:
+                            f.seek(size, os.SEEK_CUR)
+                            size = int.from_bytes(f.read(4), "little")
+                        out.write(f.read(size).decode("utf-8"))
 
     def close(self) -> None:
         """Remove the temporary file."""
@@ -378,11 +388,16 @@ class MatchRows:
 
 
 def write_matches(root: Path, records: Iterable[Record]) -> None:
-    """Write ``matches.csv``, a row a record, in the order given (schedule order), one record at a time."""
+    """Write ``matches.csv``, a row a record, in the order given (schedule order); a game whose twin is not among
+    them is written without its deal (:meth:`~referee.tournament.records.Record.csv_row`)."""
+    held = list(records)
+    games: dict[tuple[int, int], int] = {}
+    for r in held:
+        games[(r.spec.pairing, r.spec.pair)] = games.get((r.spec.pairing, r.spec.pair), 0) + 1
     with atomic_text(root / "matches.csv") as f:
         w = csv.DictWriter(f, MATCH_FIELDS, lineterminator="\n", extrasaction="ignore")
         w.writeheader()
-        for r in records:
-            w.writerow(r.csv_row())
+        for r in held:
+            w.writerow(r.csv_row(games[(r.spec.pairing, r.spec.pair)] > 1))
 
 
