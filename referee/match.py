@@ -77,11 +77,12 @@ class MatchConfig:
 
 
 class _Forfeited(Exception):
-    def __init__(self, seat: int, failure: SeatFailure, *, both: bool = False) -> None:
+    def __init__(self, seat: int, failure: SeatFailure, *, both: bool = False, own: str | None = None) -> None:
         super().__init__(seat, failure)
         self.seat = seat
         self.failure = failure
         self.both = both  # both seats failed (the handshake): nobody wins
+        self.own = failure.detail if own is None else own  # what the seat is told: its own failure, nothing else
 
 
 def _header(seats: tuple[Seat, Seat], config: MatchConfig) -> Header:
@@ -224,8 +225,8 @@ async def _handshake(seats: tuple[Seat, Seat], config: MatchConfig, writer: Repl
             writer.record(Hello(i, seats[i].name, seats[i].version))
     if len(failed) == 2:
         (_, f0), (_, f1) = failed  # each recorded by its seat
-        detail = f"{f0.detail} (seat 2 failed too: {f1.reason}: {f1.detail})"
-        raise _Forfeited(0, SeatFailure(f0.reason, detail), both=True)
+        detail = f"{f0.detail} (seat 2 failed too: {f1.reason}: {f1.detail})"  # the record's; seat 1 is told its own
+        raise _Forfeited(0, SeatFailure(f0.reason, detail), both=True, own=f0.detail)
     if failed:
         raise _Forfeited(*failed[0])
 
@@ -273,7 +274,7 @@ async def _forfeit(
     await _flush(seats)
     with contextlib.suppress(SeatFailure):
         await seats[f.seat].send(
-            error_message(f"you forfeit the match: {f.failure.reason}: {f.failure.detail}")
+            error_message(f"you forfeit the match: {f.failure.reason}: {f.own}")  # never the other bot's words
         )
     forfeit = Forfeit(f.seat, f.failure.reason, f.failure.detail)
     result = MatchResult(

@@ -187,6 +187,28 @@ def test_both_bots_failing_the_handshake_is_a_double_forfeit(tmp_path: Path) -> 
     assert verify(path).ok
 
 
+def test_a_bot_failing_the_handshake_is_told_its_own_failure_never_the_other_bot_s_words(tmp_path: Path) -> None:
+    # both fail: seat 1 answers hello with a bad line and stays to read; seat 2 prints a line and exits. The
+    # record says both; what seat 1 reads is its own failure only (no channel from one contestant to the other)
+    heard = tmp_path / "heard.txt"
+    listener = tmp_path / "listener.py"
+    listener.write_text(
+        "import sys\nprint('not a hello', flush=True)\n"
+        f"with open({str(heard)!r}, 'a') as out:\n    for line in sys.stdin:\n        out.write(line)\n"
+    )
+    talker = tmp_path / "talker.py"
+    talker.write_text("import sys\nprint('a-word-for-seat-1', flush=True)\nsys.exit(3)\n")
+    config = MatchConfig(PRESETS["guide"], 3, time=FAST)
+    both = (f"{sys.executable} {listener}", f"{sys.executable} {talker}")
+    result = run_match(both, config, limits=Limits(sandbox="none"))
+    assert result.winner is None and result.forfeit is not None and result.forfeit.seat == 0
+    assert "seat 2 failed too" in result.forfeit.detail and "a-word-for-seat-1" in result.forfeit.detail
+    told = [json.loads(line) for line in heard.read_text().splitlines()]
+    errors = [m for m in told if m["type"] == "error"]
+    assert errors and "you forfeit the match" in errors[0]["message"], told
+    assert "a-word-for-seat-1" not in heard.read_text() and "seat 2" not in heard.read_text()
+
+
 def test_bots_are_reused_across_games_and_replaced_after_a_failure(tmp_path: Path) -> None:
     spy = tmp_path / "spy.txt"
     configs = [MatchConfig(PRESETS["cardavia"], seed=s, match_id=f"m-{s:04d}", time=ROOMY) for s in (1, 2, 3)]
