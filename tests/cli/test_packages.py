@@ -66,6 +66,21 @@ def tournament_clean(results: dict[str, object]) -> None:
     assert all(m["result"]["forfeit"] is None for m in matches), matches
 
 
+TELL_MATCH = '            print("match", m["match"]["id"], file=sys.stderr, flush=True)\n'
+"""A line of :func:`on_new_match`: the bot writes ``match ID`` to its stderr."""
+
+
+def on_new_match(path: Path, name: str, does: str, first: str = "") -> Path:
+    """A bot (``LOOP``) named ``name`` that runs the lines ``does`` (indented for the loop, ``m`` the message) at
+    each ``new_match``, and the line ``first`` at its start; its file."""
+    path.write_text(
+        LOOP.replace('elif m["type"] == "request":', f'elif m["type"] == "new_match":\n{does}'
+                     '        elif m["type"] == "request":')
+        + first + f"run({name!r}, lambda l: l[0])\n"
+    )  # fmt: skip
+    return path
+
+
 def python_package(folder: Path) -> Path:
     """``main.py`` importing ``strategy.py`` beside it, which reads ``weights.json`` from the folder."""
     folder.mkdir(parents=True)
@@ -296,13 +311,8 @@ def test_a_runtime_that_fails_on_stdout_is_a_crash_with_its_lines_quoted(referee
 
 
 def test_play_prints_each_bots_log_and_a_reused_bot_logs_each_match_apart(referee_exe: Path, tmp_path: Path) -> None:
-    bot = tmp_path / "talk.py"
-    bot.write_text(
-        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
-                     '            print("match", m["match"]["id"], file=sys.stderr, flush=True)\n'
-                     '        elif m["type"] == "request":')
-        + "print('match m-0001', file=sys.stderr, flush=True)\nrun('talk', lambda l: l[0])\n"
-    )  # fmt: skip
+    bot = on_new_match(tmp_path / "talk.py", "talk", TELL_MATCH,
+                       "print('match m-0001', file=sys.stderr, flush=True)\n")  # fmt: skip
     done = run(referee_exe, "play", str(bot), RANDOM, "--rules", "cardavia", "--games", "3", "--seed", "1",
                "--log-dir", "logs", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -318,13 +328,9 @@ def test_play_prints_each_bots_log_and_a_reused_bot_logs_each_match_apart(refere
 
 def test_a_reused_bot_s_stderr_cap_holds_for_each_match_apart(referee_exe: Path, tmp_path: Path) -> None:
     # 700 kB of stderr a match, under the 1 MiB cap of a match's log: every match's log holds all of it
-    bot = tmp_path / "talk.py"
-    bot.write_text(
-        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
-                     '            print("match", m["match"]["id"], "d" * 700_000, file=sys.stderr, flush=True)\n'
-                     '        elif m["type"] == "request":')
-        + "print('match m-0001', 'd' * 700_000, file=sys.stderr, flush=True)\nrun('talk', lambda l: l[0])\n"
-    )  # fmt: skip
+    bot = on_new_match(tmp_path / "talk.py", "talk",
+                       '            print("match", m["match"]["id"], "d" * 700_000, file=sys.stderr, flush=True)\n',
+                       "print('match m-0001', 'd' * 700_000, file=sys.stderr, flush=True)\n")  # fmt: skip
     done = run(referee_exe, "play", str(bot), RANDOM, "--rules", "cardavia", "--games", "3", "--seed", "1",
                "--log-dir", "logs", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -333,13 +339,8 @@ def test_a_reused_bot_s_stderr_cap_holds_for_each_match_apart(referee_exe: Path,
 
 
 def test_a_tournament_keeps_a_reused_bots_stderr_per_match(referee_exe: Path, tmp_path: Path) -> None:
-    bot = tmp_path / "talk.py"
-    bot.write_text(
-        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
-                     '            print("match", m["match"]["id"], file=sys.stderr, flush=True)\n'
-                     '        elif m["type"] == "request":')
-        + "print('first', file=sys.stderr, flush=True)\nrun('talk', lambda l: l[0])\n"
-    )  # fmt: skip
+    bot = on_new_match(tmp_path / "talk.py", "talk", TELL_MATCH,
+                       "print('first', file=sys.stderr, flush=True)\n")  # fmt: skip
     tournament(referee_exe, f"talk={bot}", tmp_path, tmp_path / "out", "-j", "1")
     logs = sorted((tmp_path / "out" / "logs").glob("*.talk.log"))
     assert len(logs) == 4
@@ -353,14 +354,9 @@ def test_a_tournament_keeps_a_reused_bots_stderr_per_match(referee_exe: Path, tm
 def test_the_home_page_links_the_log_of_the_match_where_a_reused_bot_failed(
     referee_exe: Path, tmp_path: Path
 ) -> None:
-    bot = tmp_path / "second.py"
-    bot.write_text(
-        LOOP.replace('elif m["type"] == "request":', 'elif m["type"] == "new_match":\n'
-                     '            print("failing in", m["match"]["id"], file=sys.stderr, flush=True)\n'
-                     '            sys.exit(4)\n'
-                     '        elif m["type"] == "request":')
-        + "run('second', lambda l: l[0])\n"
-    )  # fmt: skip
+    bot = on_new_match(tmp_path / "second.py", "second",
+                       '            print("failing in", m["match"]["id"], file=sys.stderr, flush=True)\n'
+                       '            sys.exit(4)\n')  # fmt: skip
     out = tmp_path / "out"
     done = run(referee_exe, "tournament", "--bot", f"second={bot}", "--bot", f"random={RANDOM}", "--rules",
                "cardavia", "--pairs", "2", "--seed", "3", "-j", "1", "--out", str(out), cwd=tmp_path)  # fmt: skip
