@@ -493,8 +493,8 @@ class Store:
         checking under the key) to its result line, for the deal the schedule gives it, so the game counts as
         played and its pair is not dealt afresh. The record holds no timing (a replay does not). Returns the
         match ids."""
-        found: list[str] = []
-        for _, _, mid in list(self.schedule.pending_ids()):
+        ready: list[Record] = []  # gathered first, appended after: the pending entries are walked, not held
+        for _, _, mid in self.schedule.pending_ids():
             path = existing_replay(self.root, mid)
             replayed = None if path is None else replayed_result(path, self.key)
             if replayed is None:
@@ -502,10 +502,9 @@ class Store:
             spec, (header, result) = self.schedule[mid], replayed
             suite = self.config.suite[spec.suite] if spec.suite is not None else ()
             dealt = (header.match_id, header.seed, header.first_dealer, tuple(header.deals))
-            if dealt != (mid, spec.seed, spec.first_dealer, tuple(suite)):
-                continue  # not this game's deal: left to be dealt afresh
-            self.append(Record(spec, result, None, spec.order))
-            found.append(mid)
+            if dealt == (mid, spec.seed, spec.first_dealer, tuple(suite)):  # else: left to be dealt afresh
+                ready.append(Record(spec, result, None, spec.order))
+        found = [self.append(rec).spec.match_id for rec in ready]
         if found:
             shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
             self.warnings.append(f"{shown}: finished but not in the results; recorded from the replay")
