@@ -114,14 +114,15 @@ def capture_on_play(rules: Rules) -> Scripted | None:
     return None
 
 
-def capture_on_draw(rules: Rules) -> Scripted | None:
-    """A deal whose bot draws, on its first turn, a card matching two field cards whatever it played."""
+def _draw_choice(state: State, event: Event, bot: int) -> bool:
+    return state.phase is Phase.DRAW_CHOICE and state.to_move == bot
+
+
+def capture_on_draw(rules: Rules, seed: str = "check/capture-on-draw") -> Scripted | None:
+    """A deal whose bot draws, on its first turn, a card matching two field cards whatever it played (``seed``:
+    the search's, another for another such deal)."""
     fd = _dealer_for_bot_lead(rules)
-
-    def want(state: State, event: Event, bot: int) -> bool:
-        return state.phase is Phase.DRAW_CHOICE and state.to_move == bot
-
-    deal = _search(rules, want, fd, "check/capture-on-draw", lambda d: _plain(rules, d))
+    deal = _search(rules, _draw_choice, fd, seed, lambda d: _plain(rules, d))
     return None if deal is None else Scripted((deal,), fd)
 
 
@@ -130,7 +131,7 @@ def misdeal(rules: Rules) -> Scripted | None:
     if not rules.misdeal_field_four:
         return None
     fd = _dealer_for_bot_lead(rules)
-    again = capture_on_draw(rules)
+    again = capture_on_draw(rules, "check/misdeal-redeal")  # not the capture item's deal: a process plays both
     if again is None:
         return None
     month = [card(x) for x in ("pine-crane", "pine-ribbon", "pine-chaff-1", "pine-chaff-2")]

@@ -40,6 +40,10 @@ def test_the_scripted_deals_force_their_event_whatever_the_bot_plays(name: str) 
     assert capture_on_play(rules) is not None
     assert (misdeal(rules) is None) == (not rules.misdeal_field_four)
     assert (hand_yaku(rules) is None) == (rules.teshi_points == 0 or rules.misdeal_hand_four)
+    # one bot process plays every item: no deal comes back (the misdeal's redeal is a capture deal of its own)
+    items = [f(rules) for f in (capture_on_play, capture_on_draw, misdeal, hand_yaku, koikoi)]
+    deals = [d for item in items if item is not None for d in item.deals]
+    assert len(set(deals)) == len(deals)
 
 
 def test_forced_is_false_when_the_bot_can_avoid_the_event() -> None:
