@@ -163,6 +163,28 @@ def replay_files(root: Path, match_id: str) -> tuple[Path, Path]:
     return replay_file(root, match_id), replay_file(root, match_id, True)
 
 
+KEPT = re.compile(r"(?P<mid>.+)\.interrupted-(?P<n>[1-9][0-9]*)\.jsonl(\.gz)?")
+"""The name of a replay kept when its pair was dealt afresh: ``ID.interrupted-N.jsonl`` (or ``.jsonl.gz``), N the
+deal that replaced it, the same for both games of the pair."""
+
+
+def kept_replay(replay: Path, match_id: str, deal: int) -> Path:
+    """Where ``replay`` (of ``match_id``) is kept when deal ``deal`` replaces its pair's (a later free number if
+    that name is taken, as by a folder of an older version)."""
+    ext = replay.name.removeprefix(match_id)
+    n = deal
+    while (kept := replay.with_name(f"{match_id}.interrupted-{n}{ext}")).exists():
+        n += 1
+    return kept
+
+
+def kept_replays(root: Path) -> list[tuple[Path, str, int]]:
+    """The replays kept when their pairs were dealt afresh: (path, match id, N of ``.interrupted-N``)."""
+    folder = root / REPLAYS
+    found = sorted(folder.glob("*.interrupted-*.jsonl*")) if folder.is_dir() else []
+    return [(p, m["mid"], int(m["n"])) for p in found if (m := KEPT.fullmatch(p.name)) is not None]
+
+
 def started(root: Path, match_id: str) -> bool:
     """True when match ``match_id`` has a replay in ``root`` (plain or compressed): it was started."""
     return any(p.exists() for p in replay_files(root, match_id))

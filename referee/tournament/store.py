@@ -34,11 +34,13 @@ from referee.tournament.folder import (
     DESCRIPTION,
     KEY_HINT,
     NO_KEY,
+    REPLAYS,
     RESULTS,
     Output,
     atomic_text,
     description_of,
     existing_replay,
+    kept_replay,
     lock_folder,
     read_description,
     replay_files,
@@ -147,7 +149,7 @@ class Store:
     @property
     def replays(self) -> Path:
         """The replay folder."""
-        return self.root / "replays"
+        return self.root / REPLAYS
 
     @property
     def logs(self) -> Path:
@@ -517,19 +519,15 @@ class Store:
 
     def redeal_interrupted(self) -> list[tuple[int, int]]:
         """Deal every interrupted pair afresh (a signed ``redeal`` line each) and keep the replays of its old
-        deal as ``ID.interrupted-N.jsonl``; returns the pairs."""
+        deal as ``ID.interrupted-N.jsonl``, N the new deal's number; returns the pairs."""
         pairs = self.interrupted()
         for pairing, pair in pairs:
             members = self.schedule.pair(pairing, pair)
+            redeal = Redeal(pairing, pair, self.redeals.get((pairing, pair), 0) + 1)
             for m in members:
                 for old in replay_files(self.root, m.match_id):
                     if old.exists():
-                        ext = old.name.removeprefix(m.match_id)
-                        n = 1
-                        while (kept := old.with_name(f"{m.match_id}.interrupted-{n}{ext}")).exists():
-                            n += 1
-                        os.rename(old, kept)
-            redeal = Redeal(pairing, pair, self.redeals.get((pairing, pair), 0) + 1)
+                        os.rename(old, kept_replay(old, m.match_id, redeal.deal))
             self._write_line(redeal.to_json())
             self._apply_redeal(redeal)
             ids = " and ".join(m.match_id for m in members)

@@ -13,7 +13,6 @@ or the default key where there is one.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from referee.replay.replayer import Simulation, replayed_result
 from referee.replay.verify import report_of
 from referee.tournament.commitment import commit, opens
 from referee.tournament.config import SignatureError, TournamentError
-from referee.tournament.folder import NO_KEY, REPLAYS, existing_replay
+from referee.tournament.folder import NO_KEY, existing_replay, kept_replays
 from referee.tournament.schedule import redealt
 from referee.tournament.store import Store
 
@@ -165,17 +164,6 @@ def same_outcome(recorded: MatchResult, replayed: Result) -> bool:
 def finished(path: Path, key: bytes | None) -> bool:
     """Whether the replay ``path`` re-simulates to its result line (under ``key``'s signatures, when given)."""
     return replayed_result(path, key) is not None
-
-
-KEPT = re.compile(r"(?P<mid>.+)\.interrupted-(?P<n>[1-9][0-9]*)\.jsonl(\.gz)?")
-"""The name of a replay kept when its pair was dealt afresh (``ID.interrupted-N.jsonl``, N from 1)."""
-
-
-def kept_replays(root: Path) -> list[tuple[Path, str, int]]:
-    """The replays kept when their pairs were dealt afresh: (path, match id, N of ``.interrupted-N``)."""
-    folder = root / REPLAYS
-    found = sorted(folder.glob("*.interrupted-*.jsonl*")) if folder.is_dir() else []
-    return [(p, m["mid"], int(m["n"])) for p in found if (m := KEPT.fullmatch(p.name)) is not None]
 
 
 def verify_text(report: FolderReport, root: Path) -> str:

@@ -81,3 +81,32 @@ def test_an_interrupted_compressed_replay_is_kept_and_dealt_afresh(tmp_path: Pat
     assert (tmp_path / "replays" / f"{first.match_id}.interrupted-1.jsonl.gz").read_bytes() == b"partial"
     assert not again.replay_path(first).exists() and again.spec(second.match_id).deal == 1
     again.close()
+
+
+def test_a_pair_interrupted_twice_keeps_each_deal_s_replays_under_its_number_and_verifies(tmp_path: Path) -> None:
+    # deal 1: only game a had started when the run stopped; deal 2: a finished, b was cut. The kept replays carry
+    # the number of the deal that replaced theirs, so verify reads deal 2's pair as interrupted, not as re-dealt
+    # after both games had finished
+    from referee.engine import PRESETS
+    from referee.match import MatchConfig, run_match
+    from referee.tournament.verify import verify_folder
+    from tests.helpers import FIRST
+
+    done = tmp_path / "done.jsonl"
+    run_match((FIRST, FIRST), MatchConfig(PRESETS["cardavia"], 3, replay_path=done))  # a finished replay (no key)
+    folder = tmp_path / "t"
+    store = Store.create(folder, make_config(2, pairs=1), RunOptions())
+    a, b = store.schedule.values()
+    store.replay_path(a).write_text(done.read_text().splitlines()[0] + "\n")  # started, cut after its header
+    store.close()
+    store = Store.open(folder)
+    a, b = store.spec(a.match_id), store.spec(b.match_id)
+    store.replay_path(a).write_text(done.read_text())  # deal 2: game a finished...
+    store.append(finished(a, 1))
+    store.replay_path(b).write_text(done.read_text().splitlines()[0] + "\n")  # ... and game b was cut
+    store.close()
+    Store.open(folder).close()
+    kept = sorted(p.name for p in (folder / "replays").glob("*.interrupted-*"))
+    assert kept == [f"{a.match_id}.interrupted-1.jsonl", f"{a.match_id}.interrupted-2.jsonl",
+                    f"{b.match_id}.interrupted-2.jsonl"]  # fmt: skip
+    assert not [p for p in verify_folder(folder).problems if "dealt afresh" in p]
