@@ -34,10 +34,7 @@ from pettingzoo.utils import wrappers
 from referee.engine import Rules
 from referee.rl.actions import N_ACTIONS
 from referee.rl.observation import HIGH, LOW
-from referee.rl.table import Observation, Reward, Table, rewards
-
-AGENTS = ("player_1", "player_2")
-"""The agents, seat 1 and seat 2."""
+from referee.rl.table import AGENTS, Observation, Reward, Table, rewards
 
 
 def observation_space() -> spaces.Dict:

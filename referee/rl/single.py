@@ -28,10 +28,10 @@ from gymnasium import spaces
 
 from referee.engine import Event, Rules
 from referee.rl.actions import N_ACTIONS
-from referee.rl.koikoi_v0 import AGENTS, observation_space
+from referee.rl.koikoi_v0 import observation_space
 from referee.rl.opponents import BotOpponent, Opponent, PolicyOpponent, RandomOpponent
 from referee.rl.policies import Policy, greedy
-from referee.rl.table import IllegalMoveError, Observation, Reward, Table, rewards
+from referee.rl.table import AGENTS, IllegalMoveError, Observation, Reward, Table, rewards
 
 OpponentSpec = str | Policy | Opponent
 """``"random"``, ``"greedy"``, any other string (a bot command), a policy ``(observation, mask) -> index``, or

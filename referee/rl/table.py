@@ -35,6 +35,10 @@ Observation = dict[str, npt.NDArray[Any]]
 """``{"observation": float32 vector, "action_mask": int8 vector}``."""
 
 
+AGENTS = ("player_1", "player_2")
+"""The agents, seat 1 and seat 2."""
+
+
 class Reward(StrEnum):
     """What a step rewards."""
 
@@ -87,14 +91,14 @@ class Table:
         :class:`~referee.engine.Deal`, dealt first) and ``first_dealer`` (``"player_1"`` or ``"player_2"``);
         ``ValueError`` for another value of either. Other keys are left to wrappers (PettingZoo's API test passes
         one of its own)."""
-        options = dict(options or {})
+        options = options or {}
         deals = tuple(options.get("deals") or ())
         if not all(isinstance(d, Deal) for d in deals):
             raise ValueError("reset option deals: a list of referee.engine.Deal")
         first = options.get("first_dealer")
-        if first is not None and first not in ("player_1", "player_2"):
+        if first is not None and first not in AGENTS:
             raise ValueError(f"reset option first_dealer: 'player_1' or 'player_2', not {first!r}")
-        return deals, None if first is None else ("player_1", "player_2").index(first)
+        return deals, None if first is None else AGENTS.index(first)
 
     def reset_playable(self, seed: int, deals: Sequence[Deal] = (), first_dealer: int | None = None) -> int:
         """:meth:`reset`, and while the match is over before its first decision (a hand yaku in a one-round
@@ -138,7 +142,7 @@ class Table:
             return legal[number]
         try:
             what = f"{number} ({describe(number)})"
-        except (TypeError, ValueError, KeyError, IndexError):
+        except ValueError:  # out of the action space
             what = repr(index)
         raise IllegalMoveError(f"illegal action {what} for seat {self.state.to_move + 1}")
 

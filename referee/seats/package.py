@@ -327,19 +327,6 @@ def python_of(command: str, python: str | None) -> str | None:
 
 
 __all__ = [
-    "BUILD_TIMEOUT_S",
-    "MANIFEST",
-    "Package",
-    "PackageError",
-    "apply",
-    "build",
-    "find",
-    "folder_of",
-    "folder_problem",
-    "house_python",
-    "is_path_word",
-    "load",
-    "python_of",
-    "real_path",
-    "refuse_outputs",
+    "BUILD_TIMEOUT_S", "MANIFEST", "Package", "PackageError", "apply", "build", "find", "folder_of", "folder_problem",
+    "house_python", "is_path_word", "load", "python_of", "real_path", "refuse_outputs",
 ]  # fmt: skip

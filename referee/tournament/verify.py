@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.records import Forfeit, MatchResult
 from referee.replay.lines import Result
 from referee.replay.reader import LineError, ReplayError
 from referee.replay.replayer import Simulation, replayed_result
@@ -123,7 +122,7 @@ def verify_folder(
         if header.seed != due.seed or tuple(header.deals) != tuple(suite) or header.first_dealer != due.first_dealer:
             report.problems.append(f"{path}: the replay's deal is not the one the committed seed gives")
             continue
-        if sim.result is None or not same_outcome(rec.result, sim.result):
+        if sim.result != Result.of(rec.result):  # the line the referee wrote for this result
             report.problems.append(f"{mid}: its recorded result is not the one its replay ends with ({path})")
             continue
         report.checked += 1
@@ -147,18 +146,6 @@ def verify_folder(
             report.problems.append(f"{names}: dealt afresh though no game of the pair had been interrupted (each "
                                    "kept replay ends with its result)")  # fmt: skip
     return report
-
-
-def same_outcome(recorded: MatchResult, replayed: Result) -> bool:
-    """Whether a recorded result says what its replay's result line says: winner, scores, rounds, how it ended
-    and who forfeited why."""
-
-    def forfeit(f: Forfeit | None) -> tuple[int, str] | None:
-        return None if f is None else (f.seat, f.reason.value)
-
-    mine = (recorded.winner, tuple(recorded.scores), recorded.rounds, recorded.reason, forfeit(recorded.forfeit))
-    theirs = (replayed.winner, tuple(replayed.scores), replayed.rounds, replayed.reason, forfeit(replayed.forfeit))
-    return mine == theirs
 
 
 def finished(path: Path, key: bytes | None) -> bool:

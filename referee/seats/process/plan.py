@@ -49,6 +49,8 @@ DEFAULT_TMP_MB = 256
 """The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
 DEFAULT_CPUS = 1.0
 """The default CPU share of one bot (its cgroup's quota: one CPU)."""
+LIBRARY = Path(referee.__file__).resolve().parent
+"""The running ``referee`` package: the library (``referee.bot``) a Python bot may import."""
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,6 @@ class Limits:
     ponder: bool = False
     require_cgroups: bool = False
     workdir: str | None = None  # a folder among files the bot starts in, read-only (a bot package's)
-
-    def __post_init__(self) -> None:
-        if self.cwd is not None and not isinstance(self.cwd, Path):  # a str given where the type says Path
-            object.__setattr__(self, "cwd", Path(self.cwd))
 
     def mode(self) -> str:
         """``bwrap`` or ``none``: what :attr:`sandbox` means here (:class:`~referee.seats.sandbox.SandboxError`
@@ -259,7 +257,6 @@ def _library_found() -> bool:
     """Whether the referee's Python, started afresh as a bot's is (its environment cleared, from ``/``), finds
     the ``referee`` package that is running (not when the referee runs from a source checkout with
     ``PYTHONPATH``, or another installed version would be found first)."""
-    running = Path(referee.__file__).resolve().parent
     code = "import importlib.util as u; s = u.find_spec('referee'); print(s.origin if s and s.origin else '')"
     try:
         proc = subprocess.run([sys.executable, "-c", code], env=sandbox.allowed_env(), cwd="/", capture_output=True,
@@ -267,7 +264,7 @@ def _library_found() -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     found = proc.stdout.strip()
-    return bool(found) and Path(found).resolve().parent == running
+    return bool(found) and Path(found).resolve().parent == LIBRARY
 
 
 def library_path(argv: list[str], env: dict[str, str]) -> None:
@@ -277,7 +274,7 @@ def library_path(argv: list[str], env: dict[str, str]) -> None:
     in that folder."""
     if not argv or argv[0] != sys.executable or _library_found():
         return
-    holder = str(Path(referee.__file__).resolve().parent.parent)
+    holder = str(LIBRARY.parent)
     given = env.get("PYTHONPATH")
     env["PYTHONPATH"] = f"{given}{os.pathsep}{holder}" if given else holder
 
@@ -366,7 +363,7 @@ def bound(argv: list[str], files: tuple[str, ...]) -> set[str]:
     if argv[0] == sys.executable:
         binds |= {sys.prefix, sys.base_prefix}
     binds |= {os.path.abspath(f) for f in files}
-    binds.add(str(Path(referee.__file__).resolve().parent))
+    binds.add(str(LIBRARY))
     return binds
 
 
