@@ -135,6 +135,22 @@ def _text(data: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
+def _outside(folder: str, word: str) -> str | None:
+    """Why a path word of a manifest (an argument, the interpreter) names something a bot of ``folder`` may not
+    read, or None: an absolute path outside the system view, or a relative one (holding a ``/``) that leads out
+    of the folder. A bot package reads its own folder and the system, nothing its manifest names beyond them:
+    the contestant writes the manifest, and a host path there (a replay still to be written, a tournament's
+    folder) would be bound into the sandbox."""
+    if os.path.isabs(word):
+        return None if sandbox.in_system_view(word) else "names a path outside the folder and the system"
+    if "/" not in word:
+        return None
+    inside = os.path.normpath(os.path.join(folder, word))  # as written: a symlinked venv in the folder is the bot's
+    if inside == folder.rstrip("/") or inside.startswith(folder.rstrip("/") + "/"):
+        return None
+    return "leads out of the folder"
+
+
 def load(folder: str) -> Package:
     """The manifest of the bot folder ``folder`` (:class:`PackageError` when it is missing or malformed)."""
     path = os.path.join(folder, MANIFEST)
@@ -164,11 +180,17 @@ def load(folder: str) -> Package:
         argv[0] = real_path(os.path.join(folder, argv[0]))
         if not argv[0].startswith(folder.rstrip("/") + "/"):
             raise PackageError(f"{where}: command: the program must be inside the folder")
+    for arg in argv[1:]:
+        problem = _outside(folder, arg.partition("=")[2] if arg.startswith("-") else arg)
+        if problem is not None:
+            raise PackageError(f"{where}: command: the argument {arg!r} {problem}")
     env = data.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise PackageError(f"{where}: [env] must be a table of NAME = \"value\"")
     python = _text(data, "python", where)
     if python is not None and "/" in python:
+        if (problem := _outside(folder, python)) is not None:
+            raise PackageError(f"{where}: python: {python!r} {problem}")
         python = real_path(os.path.join(folder, python))
     name = _text(data, "name", where) or os.path.basename(folder)
     return Package(
@@ -314,7 +336,10 @@ def refuse_outputs(outputs: dict[str, Path], folders: list[str]) -> None:
     for what, path in outputs.items():
         where = real_path(str(path))
         for folder in folders:
-            if where == folder or where.startswith(folder.rstrip("/") + "/"):
+            if where == folder:
+                raise PackageError(f"{what} {path} is a path a bot may read (its command line or files name it): "
+                                   "write it elsewhere")  # fmt: skip
+            if where.startswith(folder.rstrip("/") + "/"):
                 raise PackageError(
                     f"{what} {path} is inside {folder}, which a bot may read: write it elsewhere"
                 )

@@ -216,8 +216,9 @@ def _system_view() -> list[str]:
     return [*out, "--proc", "/proc", "--dev", "/dev"]
 
 
-def _covered(path: str) -> bool:
-    """True when ``path`` is already in the system view."""
+def in_system_view(path: str) -> bool:
+    """True when the absolute ``path`` (``..`` resolved as written) is in the system view every sandbox sees."""
+    path = os.path.normpath(path)
     return any(path == top or path.startswith(top + "/") for top in (*SYSTEM, *TOP_LINKS))
 
 
@@ -238,7 +239,7 @@ def program_roots(program: str) -> set[str]:
         if real != path:
             todo.append(real)
         todo += _interpreter(path)
-        if _covered(path):
+        if in_system_view(path):
             continue
         parent = Path(path).parent
         cfg = parent.parent / "pyvenv.cfg"
@@ -387,7 +388,7 @@ def wrap(bwrap: str, jail: Jail, argv: list[str], stdout_fd: int | None = None) 
         out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
         binds: list[str] = []
         for path in sorted(set(jail.binds)):  # a parent sorts before its children
-            if not _covered(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):
+            if not in_system_view(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):
                 binds.append(path)
         mounts = [*binds, *([jail.cwd] if jail.cwd is not None else [])]
         for parent in sorted({str(a) for m in mounts for a in Path(m).parents if str(a) not in ("/", "/tmp")}):

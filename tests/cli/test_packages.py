@@ -273,6 +273,50 @@ def test_outputs_inside_a_folder_a_bot_may_read_are_refused(referee_exe: Path, t
     assert done.returncode == 2 and "which a bot may read" in done.stderr
 
 
+def test_a_manifest_names_nothing_outside_its_folder_and_the_system(referee_exe: Path, tmp_path: Path) -> None:
+    # the contestant writes bot.toml: a host path there (a replay or tournament folder still to be written) would
+    # be bound into its sandbox and read while the referee writes it
+    folder = python_package(tmp_path / "spy")
+    out = tmp_path / "out"
+    manifests = [
+        f'command = "main.py {out / "m.jsonl"}"',
+        f'command = "main.py {out}"',
+        f'command = "main.py --book={out}/tournament.json"',
+        'command = "main.py ../out/m.jsonl"',
+        'command = "main.py data/../../out"',
+        f'command = "main.py"\npython = "{tmp_path / "py"}"',
+        'command = "main.py"\npython = "../venv/bin/python"',
+    ]
+    for manifest in manifests:
+        (folder / "bot.toml").write_text(manifest + "\n")
+        for args in (("play", "spy", RANDOM, "--replay", str(out / "m.jsonl")),
+                     ("tournament", "--bot", "spy", "--bot", f"r={RANDOM}", "--pairs", "1", "--out", str(out))):
+            done = run(referee_exe, *args, cwd=tmp_path)
+            assert done.returncode == 2, (manifest, args, done.stdout, done.stderr)
+            assert len(done.stderr.splitlines()) == 1 and "bot.toml: " in done.stderr, done.stderr
+            assert "outside the folder and the system" in done.stderr or "leads out of the folder" in done.stderr
+            assert not out.exists()
+    # a path of the system view, and one inside the folder, are the bot's to name
+    (folder / "bot.toml").write_text('command = "main.py /usr/share data/weights.json --x=./loop.py"\n')
+    no_forfeit(play_json(referee_exe, "spy", tmp_path))
+
+
+def test_an_argument_naming_an_output_still_to_be_written_is_refused(referee_exe: Path, tmp_path: Path) -> None:
+    # it does not exist when the run starts, and would be bound once it does
+    (tmp_path / "bot.py").write_text(LOOP + "run('b', lambda l: l[0])\n")
+    out = tmp_path / "later"
+    cases = [
+        ("play", f"bot.py {out / 'm.jsonl'}", RANDOM, "--replay", str(out / "m.jsonl")),
+        ("play", f"bot.py --log={out}", RANDOM, "--log-dir", str(out / "logs")),
+        ("tournament", "--bot", f"a=bot.py {out}", "--bot", f"b={RANDOM}", "--pairs", "1", "--out", str(out / "t")),
+    ]
+    for args in cases:
+        done = run(referee_exe, *args, cwd=tmp_path)
+        assert done.returncode == 2 and "a bot may read" in done.stderr, (args, done.stderr)
+        assert len(done.stderr.splitlines()) == 1
+    assert not out.exists()
+
+
 def test_outputs_inside_the_interpreter_or_library_a_bot_gets_are_refused(referee_exe: Path, tmp_path: Path) -> None:
     # a .py bot runs with the referee's own Python: its venv (and the referee's package) is in every sandbox
     import referee

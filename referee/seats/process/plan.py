@@ -349,16 +349,19 @@ def join_wrapper(procs_files: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "koikoi-join"]
 
 
-def bound(argv: list[str], files: tuple[str, ...]) -> set[str]:
+def bound(argv: list[str], files: tuple[str, ...], *, arguments: bool = True, planned: bool = False) -> set[str]:
     """The host paths a sandboxed bot of ``argv`` (its paths made absolute) may read beyond the system: its
     program's roots (its venv and base installation, a version manager's folder, the program), its path
-    arguments, the referee's own Python and venv for a ``.py`` bot it runs, ``files``, and the referee's
-    package (its public library, ``referee.bot``, for Python bots)."""
+    arguments (with ``arguments``: the organiser's command line; a bot package's manifest names none, its folder
+    is among ``files``), the referee's own Python and venv for a ``.py`` bot it runs, ``files``, and the
+    referee's package (its public library, ``referee.bot``, for Python bots). An argument is bound where it
+    exists; with ``planned``, every absolute argument counts, also one that does not exist yet (an output to
+    be written there would be bound once it exists)."""
     program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
     binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
-    for arg in argv[1:]:
+    for arg in argv[1:] if arguments else ():
         value = arg.partition("=")[2] if arg.startswith("-") else arg
-        if os.path.isabs(value) and _probe(Path(value).exists):
+        if os.path.isabs(value) and (planned or _probe(Path(value).exists)):
             binds.add(value)
     if argv[0] == sys.executable:
         binds |= {sys.prefix, sys.base_prefix}
@@ -375,7 +378,8 @@ def readable(command: str, files: tuple[str, ...] = (), python: str | None = Non
     argv = command_argv(plain, limits.python)
     if limits.workdir is None:
         argv = resolve_paths(argv, Path.cwd())
-    return sorted({package.real_path(p) for p in bound(argv, limits.files)})
+    paths = bound(argv, limits.files, arguments=limits.workdir is None, planned=True)
+    return sorted({package.real_path(p) for p in paths})
 
 
 def plan(
@@ -410,7 +414,7 @@ def plan(
     assert bwrap is not None  # choose() said it works
     if limits.workdir is None:
         argv = resolve_paths(argv, here)
-    binds = bound(argv, limits.files)
+    binds = bound(argv, limits.files, arguments=limits.workdir is None)
     uid = sandbox.bot_uid() if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
     bpf = seccomp.program() if seccomp.enabled() and seccomp.reason() is None else None
