@@ -4,9 +4,10 @@ carries what it saw in the first-played game of a pair into the second.
 Run: ``python benchmarks/asymmetry.py [--pairs 200] [--carrier-pairs 20] [--seed 1] [--jobs 1] [--rounds N]``.
 The honest round robin is greedy, random and search at a small budget (``--playouts 4``), ``--pairs`` pairs per
 pairing on the single-deal cardavia rules; the carrier run is ``tests/hostile/carrier_bot.py`` against greedy,
-``--carrier-pairs`` pairs of three rounds, with the syscall filter off (``KOIKOI_REFEREE_SECCOMP=off``) so that
-its lock channel works. Goal: no honest bot flagged (p above 1%), the carrier flagged (p at most 1%). Prints one
-line per bot: pairs, mean second-minus-first point margin, p-value, flag; then the machine load and times.
+``--carrier-pairs`` pairs of three rounds, with the syscall filter off (``KOIKOI_REFEREE_SECCOMP=off``) and the
+first game's processes kept frozen (``KOIKOI_REFEREE_TWINS=keep``) so that its lock channel works. Goal: no
+honest bot flagged (p above 1%), the carrier flagged (p at most 1%). Prints one line per bot: pairs, mean
+second-minus-first point margin, p-value, flag; then the machine load and times.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def main() -> int:
         if args.carrier_pairs:
             carrier = [f"carrier={PY} {ROOT / 'tests/hostile/carrier_bot.py'} {ROOT / 'bots/search_bot.py'}",
                        "greedy=bots/greedy_bot.py"]  # fmt: skip
+            switches = {"KOIKOI_REFEREE_SECCOMP": "off", "KOIKOI_REFEREE_TWINS": "keep"}
             rows, took = run(Path(tmp) / "carrier", carrier, args.carrier_pairs, args.seed, args.jobs,
-                             ["--rounds", "3"], {"KOIKOI_REFEREE_SECCOMP": "off"})  # fmt: skip
+                             ["--rounds", "3"], switches)  # fmt: skip
             show(f"carrier vs greedy, {args.carrier_pairs} pairs of 3 rounds, seed {args.seed}", rows, took)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     return 0

@@ -386,6 +386,9 @@ def wrap(bwrap: str, jail: Jail, argv: list[str], stdout_fd: int | None = None) 
             out += ["--perms", "0444", "--ro-bind-data", data(path.rsplit("/", 1)[1], content), path]
         out += ["--perms", "1777", "--size", str(jail.tmp_bytes), "--tmpfs", "/tmp", "--perms", "0777", "--dir", HOME]
         out += ["--perms", "1777", "--size", str(min(jail.tmp_bytes, SHM_BYTES)), "--tmpfs", "/dev/shm"]
+        # no pseudo-terminals: each one counts in a machine-wide number (/proc/sys/kernel/pty/nr) that a bot sets
+        # exactly and another reads, and the machine's few thousand are shared by every sandbox
+        out += ["--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts"]
         binds: list[str] = []
         for path in sorted(set(jail.binds)):  # a parent sorts before its children
             if not in_system_view(path) and os.path.exists(path) and not any(path.startswith(b + "/") for b in binds):

@@ -112,12 +112,28 @@ async def close_seats(seats: dict[str, BotSeat], keep: frozenset[str] = frozense
         await seats.pop(key).close()
 
 
+TWINS_VAR = "KOIKOI_REFEREE_TWINS"
+"""Set to ``keep``, the processes that played the first game of a pair stay in the cache, frozen, while its second
+game is played (a diagnostic for the fairness battery's control; see :func:`ends_first_games`)."""
+
+
+def ends_first_games() -> bool:
+    """Whether the bot processes that played a pair's first-played game are ended before its second is played.
+
+    A frozen process keeps what it holds of the kernel (open files, threads, memory, AIO contexts), and some of
+    that shows in machine-wide counts (``/proc/sys/fs/file-nr``, ``sysinfo(2)``) that the same bot's process in the
+    twin game can read: a frozen first-game process could tell it the opponent's hand. Ended, it holds nothing.
+    On by default; :data:`TWINS_VAR` ``=keep`` turns it off."""
+    return os.environ.get(TWINS_VAR, "").strip().lower() != "keep"
+
+
 def seat_key(name: str, game: str) -> str:
     """The cache key of a bot process: one per bot and game letter of a pairing.
 
     Both games of a duplicate pair deal the same cards, so a process that played game ``a`` would know the
     opponent's hand and the stock order in game ``b``. Game ``a`` and game ``b`` therefore run on different
-    processes of each bot; each process plays every deal only once.
+    processes of each bot; each process plays every deal only once, and the processes of a pair's first-played
+    game are ended before its second is played (:func:`ends_first_games`).
     """
     return f"{name}/{game}"
 
@@ -161,6 +177,8 @@ async def play_unit(
         where = Played(worker.name, worker.played, start, time.time())
         broken = {keys[result.forfeit.seat]} if result.forfeit is not None else set()
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
+        if spec.order == 1 and ends_first_games():  # nothing that saw this deal lives on while its twin is played
+            broken |= {key for key in keys if key in seats}
         for key in broken:  # closed first: their last words are in the match's log when its page links it
             await seats.pop(key).close()
         if out.pages is not None:  # a pair's pages once both its games are played: a page shows the deal

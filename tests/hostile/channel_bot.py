@@ -23,6 +23,12 @@ keyring         the per-uid user keyring (add_key, keyctl through syscall(2)): t
                 opponent's cards played, kept under a key named by the tag and the field; a later game with the
                 same deal reads them back at its round start (``stock``: the draws in order)
 
+Whether a bot's processes that saw one deal are alive together (judged from outside, not a channel itself):
+
+twin            at hello and each new_match the process names itself (its comm, which the host's /proc shows)
+                ``kt`` + four characters of the tag + the match's pair number and game letter, and it takes
+                30 ms a decision, so that a test polling the host sees which processes of a pair live at once
+
 Between two contestants of one match (seat 1 sends at each of its requests, seat 2 receives at each of its own):
 
 collude_tx, collude_rx            an OFD read lock on byte N of /etc/passwd (which every sandbox sees) at request N
@@ -41,6 +47,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 MODE = sys.argv[1]
 TAG = next((a.split("=", 1)[1] for a in sys.argv[2:] if a.startswith("--tag=")), "untagged")
@@ -347,6 +354,11 @@ class Colluder:
         verdict(won=rises >= 5, requests=len(self.seen), rises=rises, last=self.seen[-1:], error=self.error)
 
 
+def twin_tag() -> str:
+    """Four characters of the tag: what the ``twin`` mode's process names start with after ``kt``."""
+    return hashlib.sha256(TAG.encode()).hexdigest()[:4]
+
+
 # --- the game -----------------------------------------------------------------------------------------------
 
 
@@ -365,6 +377,10 @@ def main() -> None:
         kind = msg["type"]
         if kind == "bye":
             break
+        if kind in ("hello", "new_match") and MODE == "twin":
+            ident = str((msg.get("match") or {}).get("id") or "")[-4:]  # a tournament's pair and game: ...-000a
+            pair, game = ident[:-1], ident[-1:]
+            LIBC.prctl(15, f"kt{twin_tag()}{pair}{game}".encode(), 0, 0, 0)  # PR_SET_NAME
         if kind == "hello":
             send({"type": "hello", "name": f"channel-{MODE}"})
             continue
@@ -378,6 +394,8 @@ def main() -> None:
             continue
         if kind != "request":
             continue
+        if MODE == "twin":
+            time.sleep(0.03)
         if hands is not None:
             hands.request()
         if pal is not None:

@@ -311,6 +311,25 @@ def in_child(number: int, *args: object) -> str:
     return "ok" if code == 0 else err_name(code)
 
 
+def aio_context() -> str:
+    """io_setup(2): a kernel AIO context, counted in the machine-wide /proc/sys/fs/aio-nr."""
+    ctx = ctypes.c_ulong(0)
+    ret = LIBC.syscall(ctypes.c_long(206), 1, ctypes.byref(ctx))
+    if ret < 0:
+        return err_name(ctypes.get_errno())
+    LIBC.syscall(ctypes.c_long(207), ctx)  # io_destroy
+    return "ok"
+
+
+def pseudo_terminal() -> str:
+    """A pseudo-terminal from /dev/ptmx, counted in the machine-wide /proc/sys/kernel/pty/nr."""
+    try:
+        os.close(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+    except OSError as exc:
+        return err_name(exc.errno or 0)
+    return "ok"
+
+
 def facilities() -> None:
     buf = ctypes.create_string_buffer(64)
     dst = ctypes.create_string_buffer(64)
@@ -332,6 +351,8 @@ def facilities() -> None:
         "keyctl": call(250, 0, -4, 0),  # KEYCTL_GET_KEYRING_ID of the user keyring
         "personality": in_child(135, 0x0040000),  # ADDR_NO_RANDOMIZE
         "inotify_init1": call(294, 0),
+        "io_setup": aio_context(),
+        "ptmx": pseudo_terminal(),
     }
     fd = os.open(sys.argv[0], os.O_RDONLY)
     try:

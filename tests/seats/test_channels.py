@@ -12,10 +12,14 @@ lands, that assertion fails until the case is switched to ``defended=True``.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import statistics
 import subprocess
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,6 +63,8 @@ class Switch:
 
 NO_FILTER = Switch(env=(("KOIKOI_REFEREE_SECCOMP", "off"),))
 NO_CGROUPS = Switch(env=(("KOIKOI_REFEREE_CGROUPS", "off"),))
+KEEP_TWINS = Switch(env=(("KOIKOI_REFEREE_TWINS", "keep"),))
+NO_FILTER_KEEP_TWINS = Switch(env=(*NO_FILTER.env, *KEEP_TWINS.env))  # both defences of a pair's two games
 DEFAULTS = Switch()
 UNSANDBOXED = Switch(sandbox="none")
 
@@ -171,6 +177,53 @@ def hand_locks(how: str, jobs: int) -> Callable[[Path, Switch], Run]:
 
 def named_hands(run: Run) -> bool:
     return int(run.result["right"]) > 0  # type: ignore[call-overload]
+
+
+def twins_alive(tmp: Path, switch: Switch) -> Run:
+    """twin: a two-pair, 3-round tournament while this test reads the host's ``/proc`` every few milliseconds for
+    the processes the bot named after the game they play; ``together``: readings where the processes of both
+    games of one pair were alive (a frozen first-game process keeps what it holds of the kernel, and machine-wide
+    counts of that reach the second game's process), ``seen``: the games seen named at all."""
+    mark = tag()
+    prefix = "kt" + hashlib.sha256(mark.split("=", 1)[1].encode()).hexdigest()[:4]
+    readings: list[set[str]] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            names = set()
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    with contextlib.suppress(OSError):
+                        name = Path(entry.path, "comm").read_text().strip()
+                        if name.startswith(prefix):
+                            names.add(name[len(prefix):])
+            readings.append(names)
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        run = tournament(tmp, f"{CHANNEL} twin {mark}", mark, switch, jobs=1, pairs=2, rounds=3)
+    finally:
+        done.set()
+        watcher.join(10)
+    together = sum(any(f"{n[:-1]}a" in names and f"{n[:-1]}b" in names for n in names) for names in readings)
+    results = [json.loads(x) for x in (tmp / "out" / "results.jsonl").read_text().splitlines() if x.strip()]
+    seen = sorted(n for n in set().union(*readings) if n[:-1].isdigit() and n[-1] in "ab")  # not the check's hello
+    run.result = {"together": together, "seen": seen, "games": len(results),
+                  "forfeits": sum(r["result"]["forfeit"] is not None for r in results)}  # fmt: skip
+    return run
+
+
+def twins_together(run: Run) -> bool:
+    return int(run.result["together"]) > 0  # type: ignore[call-overload]
+
+
+def twins_apart(run: Run) -> bool:
+    """Each game of both pairs was seen, never both games of a pair at once, and no game was forfeited."""
+    seen, games, forfeits = run.result["seen"], run.result["games"], run.result["forfeits"]
+    return not twins_together(run) and len(seen) == 4 and games == 4 and forfeits == 0  # type: ignore[arg-type]
 
 
 def keyring(tmp: Path, switch: Switch) -> Run:
@@ -368,7 +421,7 @@ def note_read(run: Run) -> bool:
 
 
 DENY = ("ptrace", "process_vm_readv", "perf_event_open", "userfaultfd", "io_uring_setup", "bpf", "unshare",
-        "keyctl", "personality", "inotify_init1", "flock", "ofd_lock")  # fmt: skip
+        "keyctl", "personality", "inotify_init1", "flock", "ofd_lock", "io_setup")  # fmt: skip
 
 
 def facilities(tmp: Path, switch: Switch) -> Run:
@@ -386,7 +439,8 @@ def facility_open(run: Run) -> bool:
 
 def all_denied(run: Run) -> bool:
     probes = run.result["probes"]
-    return all(probes.get(name) in DENIED for name in DENY) and ends_normally(run)  # type: ignore[attr-defined]
+    no_pty = probes.get("ptmx") == "ENOENT"  # type: ignore[attr-defined]  # the sandbox has no pseudo-terminals
+    return all(probes.get(name) in DENIED for name in DENY) and no_pty and ends_normally(run)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -407,10 +461,11 @@ def no_named(run: Run) -> bool:
 
 
 CASES = [
-    Case("lock_ofd-j1", hand_locks("ofd", 1), named_hands, no_named, NO_FILTER, True),
-    Case("lock_ofd-j2", hand_locks("ofd", 2), named_hands, no_named, NO_FILTER, True),
-    Case("lock_posix-j1", hand_locks("posix", 1), named_hands, no_named, NO_FILTER, True),
-    Case("lock_flock-j1", hand_locks("flock", 1), named_hands, no_named, NO_FILTER, True),
+    Case("lock_ofd-j1", hand_locks("ofd", 1), named_hands, no_named, NO_FILTER_KEEP_TWINS, True),
+    Case("lock_ofd-j2", hand_locks("ofd", 2), named_hands, no_named, NO_FILTER_KEEP_TWINS, True),
+    Case("lock_posix-j1", hand_locks("posix", 1), named_hands, no_named, NO_FILTER_KEEP_TWINS, True),
+    Case("lock_flock-j1", hand_locks("flock", 1), named_hands, no_named, NO_FILTER_KEEP_TWINS, True),
+    Case("twins_alive", twins_alive, twins_together, twins_apart, KEEP_TWINS, True),
     # The control runs unsandboxed: with the filter off, unique uids alone keep the keyring of game 1 from game 33.
     Case("keyring", keyring, named_hands, no_named, UNSANDBOXED, True, slow=True),
     Case("collude_ofd", colluders("collude"), received, lambda r: refused(r) and nothing_received(r), NO_FILTER,

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 from referee.engine import load_rules
 from referee.match import MatchConfig, run_match
 from referee.seats.process import BotProcess, Limits, cgroups
+from referee.seats.process.plan import OPEN_FILES
 from referee.seats.sandbox import ENV_ALLOW, SandboxError, bwrap_path, choose, explain, parse_env
 from referee.tournament.config import TournamentError, config_from_dict
 from tests.helpers import FIRST, ROOT
@@ -157,7 +159,8 @@ try:
 except OSError:
     wrote = os.path.getsize("/tmp/home/big") >> 20
 lim = {n: resource.getrlimit(getattr(resource, n))[0] for n in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NPROC")}
-print(json.dumps({"forks": made, "mib": wrote, "limits": lim}), flush=True)
+files = resource.getrlimit(resource.RLIMIT_NOFILE)
+print(json.dumps({"forks": made, "mib": wrote, "limits": lim, "files": files}), flush=True)
 """
 
 
@@ -178,6 +181,9 @@ def test_limits_hold_for_the_whole_sandboxed_bot() -> None:
     seen = asyncio.run(main())
     address_space = -1 if cgroups.reason() is None else 1 << 30  # -1: RLIM_INFINITY
     assert seen["limits"] == {"RLIMIT_AS": address_space, "RLIMIT_CPU": 60, "RLIMIT_NPROC": 12}
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    files = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    assert seen["files"] == [files, files]  # no cgroup bounds the machine's file table: each process holds this many
     if os.geteuid() == 0 or os.environ.get("KOIKOI_TEST_NPROC"):
         assert seen["forks"] < 12  # the bot itself counts
     assert seen["mib"] <= 4

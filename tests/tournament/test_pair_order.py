@@ -6,7 +6,8 @@
 * A bot that carries what it saw in the first-played game of a pair into the second (``tests/hostile/
   carrier_bot.py``: open-file-description locks on its own program file) is flagged in a 20-pair tournament: in
   the terminal standings, ``standings.json`` and the home page. The syscall filter that denies file locks is
-  switched off for it (``KOIKOI_REFEREE_SECCOMP=off``), to show that the test catches the channel by itself.
+  switched off for it (``KOIKOI_REFEREE_SECCOMP=off``), and the first game's processes are kept frozen while the
+  second is played (``KOIKOI_REFEREE_TWINS=keep``), to show that the test catches the channel by itself.
 * Honest bots (greedy, random, search) are not flagged. The slow 200-pair version is ``benchmarks/asymmetry.py``;
   here fewer pairs, with a fixed seed and bots whose choices repeat, so the outcome is the same every run.
 
@@ -86,7 +87,7 @@ def test_a_bot_that_carries_the_first_game_into_the_second_is_flagged(tmp_path: 
     printed = tournament(
         "-b", f"carrier={PY} {CARRIER} {ROOT / 'bots' / 'search_bot.py'}", "-b", "greedy=bots/greedy_bot.py",
         *CLOCK, "--rounds", "3", "--pairs", "20", "--seed", "3", "-j", "1", "-o", out,
-        env={"KOIKOI_REFEREE_SECCOMP": "off"},
+        env={"KOIKOI_REFEREE_SECCOMP": "off", "KOIKOI_REFEREE_TWINS": "keep"},
     )  # fmt: skip
     logs = "".join(p.read_text() for p in (out / "logs").iterdir())
     assert logs.count("CARRIER known round 1") >= 15  # the channel worked: the second game knew the first's cards

@@ -45,6 +45,10 @@ SCRIPTS = (".py", ".js")
 """The script files a command line's interpreter is added for (``python``, ``node``)."""
 
 
+OPEN_FILES = 1024
+"""The open files of one bot process (RLIMIT_NOFILE, soft and hard): what Linux gives a process by default. Open
+files count in the machine's table (``fs.file-max``), which no cgroup bounds: a bot's processes hold at most
+this many each."""
 DEFAULT_TMP_MB = 256
 """The default size of a sandboxed bot's private ``/tmp`` (its working directory included), in MiB."""
 DEFAULT_CPUS = 1.0
@@ -313,6 +317,8 @@ def _rlimits(limits: Limits, sandboxed: bool, cgroup: bool = False) -> list[str]
         return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
     opts = [f"--core={cap(resource.RLIMIT_CORE, 0)}"]
+    files = cap(resource.RLIMIT_NOFILE, OPEN_FILES)
+    opts.append(f"--nofile={files}:{files}")
     if limits.cpu_seconds is not None:
         c = limits.cpu_seconds
         opts.append(f"--cpu={cap(resource.RLIMIT_CPU, c)}:{cap(resource.RLIMIT_CPU, c + 1)}")

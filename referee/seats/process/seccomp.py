@@ -74,6 +74,8 @@ DENIED: tuple[Rule, ...] = (
     Rule("userfaultfd", errno.EPERM, "stalls the kernel on a page fault (exploit aid)"),
     *(Rule(n, errno.ENOSYS, "io_uring: kernel surface outside the syscall filter (runtimes fall back)")
       for n in ("io_uring_setup", "io_uring_enter", "io_uring_register")),
+    Rule("io_setup", errno.ENOSYS, "kernel AIO contexts: a machine-wide count (/proc/sys/fs/aio-nr) that a bot "
+         "sets exactly and another reads, and a shared pool one bot can empty (glibc's POSIX AIO uses threads)"),
     # Namespaces, mounts and the root: the sandbox's own walls.
     *(Rule(n, errno.EPERM, f"namespaces and mounts: {_ESCAPE}")
       for n in ("mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree", "move_mount",
