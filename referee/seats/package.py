@@ -30,6 +30,7 @@ import dataclasses
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import tomllib
 from dataclasses import dataclass
@@ -256,10 +257,20 @@ def build(package: Package, log: Path | None = None, mode: str = "auto") -> None
     :class:`PackageError` when it fails. In the sandbox (``mode`` ``auto`` or ``bwrap`` where bwrap works) the
     build sees its folder read-write and the system read-only, and runs with no network, none of root's
     capabilities, a cleared environment (plus the package's ``[env]``), the syscall filter and a cgroup of its
-    own: a contestant's build script can read nothing of the referee's and reach no other bot."""
+    own, and under a root referee as a fresh unprivileged user (the folder is its for the build, then its owner's
+    again with no set-user-ID bit left): a contestant's build script can read nothing of the referee's or of
+    root's and reach no other bot."""
     if package.build is None:
         return
-    argv, env, fds, group = _build_command(package, sandbox.choose(mode).mode)
+    chosen = sandbox.choose(mode).mode
+    uid = sandbox.bot_uid() if chosen != "none" and os.geteuid() == 0 else None
+    owner = _hand_over(package.folder, uid) if uid is not None else None
+    try:
+        argv, env, fds, group = _build_command(package, chosen, uid)
+    except BaseException:
+        if owner is not None:
+            _take_back(package.folder, owner)
+        raise
     try:
         done = subprocess.run(
             argv, cwd="/" if fds else package.folder, capture_output=True, timeout=package.build_timeout_s,
@@ -276,6 +287,8 @@ def build(package: Package, log: Path | None = None, mode: str = "auto") -> None
             os.close(fd)
         if group is not None:
             group.remove()
+        if owner is not None:
+            _take_back(package.folder, owner)
     output = done.stdout + done.stderr
     if log is not None:
         try:
@@ -292,10 +305,40 @@ def build(package: Package, log: Path | None = None, mode: str = "auto") -> None
         )
 
 
+def _tree(folder: str) -> list[str]:
+    """``folder`` and everything under it, symlinks not followed."""
+    paths = [folder]
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        paths += [os.path.join(top, name) for name in (*dirs, *files)]
+    return paths
+
+
+def _hand_over(folder: str, uid: int) -> tuple[int, int]:
+    """Make ``folder``'s tree the build's (user and group ``uid``), for a root referee's build that runs as a fresh
+    unprivileged user; the folder's owner before, to give it back (:func:`_take_back`)."""
+    info = os.stat(folder)
+    for path in _tree(folder):
+        with contextlib.suppress(OSError):
+            os.lchown(path, uid, uid)
+    return info.st_uid, info.st_gid
+
+
+def _take_back(folder: str, owner: tuple[int, int]) -> None:
+    """Give ``folder``'s tree back to ``owner`` after the build, with no set-user-ID or set-group-ID bit left on
+    any file in it (a build must not leave a program that runs as someone else)."""
+    for path in _tree(folder):
+        with contextlib.suppress(OSError):
+            os.lchown(path, *owner)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & (stat.S_ISUID | stat.S_ISGID):
+                os.chmod(path, stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
+
+
 def _build_command(
-    package: Package, mode: str
+    package: Package, mode: str, uid: int | None = None
 ) -> tuple[list[str], dict[str, str], tuple[int, ...], cgroups.BotCgroup | None]:
-    """The build's command line, environment, descriptors to pass and cgroup."""
+    """The build's command line, environment, descriptors to pass and cgroup; ``uid``: the unprivileged user it
+    runs as (a root referee's), None for the referee's own."""
     assert package.build is not None
     if mode == "none":  # the organiser trusts the bots: the referee's own environment, in the folder
         return ["/bin/sh", "-c", package.build], {**os.environ, **dict(package.env)}, (), None
@@ -318,7 +361,7 @@ def _build_command(
     env.setdefault("GOCACHE", f"{sandbox.HOME}/.cache/go-build")
     env.setdefault("GOPATH", f"{sandbox.HOME}/go")
     bpf = seccomp.program(locks=True) if seccomp.enabled() and seccomp.reason() is None else None
-    jail = sandbox.Jail(tuple(sorted(binds)), package.folder, BUILD_TMP_BYTES, None, bpf, BUILD_MEMORY_BYTES,
+    jail = sandbox.Jail(tuple(sorted(binds)), package.folder, BUILD_TMP_BYTES, uid, bpf, BUILD_MEMORY_BYTES,
                         writable_cwd=True)  # fmt: skip
     group = None
     if cgroups.reason() is None:

@@ -213,7 +213,9 @@ def test_the_build_step_runs_in_the_sandbox(referee_exe: Path, tmp_path: Path) -
     folder = tmp_path / "nosy"
     shutil.copytree(BOTS, folder, ignore=shutil.ignore_patterns("__pycache__"))
     script = ("cat ../secret.txt > seen.txt 2>&1; cat $HOME/.local/share/koikoi-referee/key >> seen.txt 2>&1; "
-              "env > env.txt; id -u > uid.txt; cat /proc/self/status | grep CapEff > caps.txt")  # fmt: skip
+              "env > env.txt; id -u > uid.txt; cat /proc/self/status | grep CapEff > caps.txt; "
+              "cat /etc/shadow > shadow.txt 2>&1; cp /bin/sh ./own_sh && chmod 6755 ./own_sh; mkdir -p made/deep; "
+              "ls -ld own_sh > mode.txt")  # fmt: skip
     (folder / "bot.toml").write_text(f"build = {json.dumps(script)}\ncommand = \"first_bot.py\"\n")
     env = {**os.environ, "KOIKOI_TEST_SECRET": "do-not-leak"}
     done = subprocess.run([str(referee_exe), "play", "nosy", RANDOM, "--rules", "cardavia", "--json"], cwd=tmp_path,
@@ -222,6 +224,16 @@ def test_the_build_step_runs_in_the_sandbox(referee_exe: Path, tmp_path: Path) -
     assert "the organiser's secret" not in (folder / "seen.txt").read_text()
     assert "do-not-leak" not in (folder / "env.txt").read_text()
     assert (folder / "caps.txt").read_text().split()[-1] == "0000000000000000"  # no capability, even as root
+    owner = folder.stat().st_uid
+    if os.geteuid() == 0:  # a root referee's build runs as a fresh unprivileged user, as its bot does
+        assert int((folder / "uid.txt").read_text()) != 0
+        if Path("/etc/shadow").exists():  # root's own files are not the build's to read
+            assert "Permission denied" in (folder / "shadow.txt").read_text()
+        assert (folder / "mode.txt").read_text().startswith("-rwsr-sr-x")  # it did set the bits
+    # the folder is its owner's again, and no file in it runs as someone else
+    for path in [folder, *folder.rglob("*")]:
+        assert path.lstat().st_uid == owner, path
+    assert not (folder / "own_sh").stat().st_mode & 0o6000
 
 
 def test_a_python_bot_in_its_own_venv_while_the_house_bot_keeps_the_referees_python(
