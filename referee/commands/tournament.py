@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 EXIT_CODES = (
     "Exit codes: 0 the tournament finished and every CI gate passed; 1 a CI gate failed (--fail-if-worse "
-    "and the SPRT accepted H0, or the first/gauntlet bot's score rate is below --min-score); 2 bad input "
+    "and the SPRT accepted H0, --fail-unless-better and it did not accept H1, the first/gauntlet bot's score "
+    "rate below --min-score, or with any of these a bot forfeiting more than --max-forfeits of its games); 2 bad input "
     "(options, tournament file, bot command, output folder, an edited results line) or an output that cannot "
     "be written (a full disk); 130 interrupted (continue with --resume DIR: interrupted deal pairs are dealt "
     "afresh)."
@@ -90,6 +91,7 @@ FLAGS = {
     **SETTING_FLAGS, "bots": "--bot", "config": "--config", "rules": "--rules", "rounds": "--rounds",
     "format": "--format", "gauntlet": "--gauntlet", "pairs": "--pairs", "seed": "--seed", "seed_file": "--seed-file",
     "out": "--out", "shard": "--shard", "sprt": "--sprt", "fail_if_worse": "--fail-if-worse",
+    "fail_unless_better": "--fail-unless-better", "max_forfeits": "--max-forfeits",
     "min_score": "--min-score", "bot_env": "--bot-env", "compress": "--compress", "bot_options": "--bot-option",
     "deals": "--deals", "event": "--event", "event_description": "--event-description",
     "until_separated": "--until-separated", "max_pairs": "--max-pairs", "resume": "--resume", "jobs": "--jobs",
@@ -152,6 +154,21 @@ def tournament_cmd(
         ),
     ] = None,
     fail_if_worse: Annotated[bool, typer.Option("--fail-if-worse", help="Exit 1 if the SPRT accepts H0.")] = False,
+    fail_unless_better: Annotated[
+        bool,
+        typer.Option(
+            "--fail-unless-better",
+            help="Exit 1 unless the SPRT accepts H1: a run that reaches neither bound (its pairs spent) fails too.",
+        ),
+    ] = False,
+    max_forfeits: Annotated[
+        float | None,
+        typer.Option(
+            "--max-forfeits",
+            help="With a CI gate: exit 1 when a bot forfeits more than this share of its games (crash, timeout, "
+            "illegal action...), whatever the score: such a result says nothing of strength. Default 0.1; 1: off.",
+        ),
+    ] = None,
     min_score: Annotated[
         float | None,
         typer.Option("--min-score", help="Exit 1 if the first/gauntlet bot scores below X (0..1)."),
@@ -274,7 +291,8 @@ def tournament_cmd(
         bots=tuple(bot or ()), config=config, rules=rules, rounds=rounds, format=fmt, gauntlet=gauntlet,
         pairs=pairs, seed=seed, seed_file=seed_file, startup_ms=startup_ms, move_ms=move_ms, bank_ms=bank_ms,
         jobs=jobs, out=out, resume=resume_dir, shard=shard, sprt=sprt_text, fail_if_worse=fail_if_worse,
-        min_score=min_score, html=html_pages, key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
+        fail_unless_better=fail_unless_better, max_forfeits=max_forfeits, min_score=min_score, html=html_pages,
+        key=key, sandbox=sandbox_mode, bot_env=tuple(bot_env or ()),
         backend=backend, ray_address=ray_address, ray_working_dir=ray_working_dir, compress=compress,
         settings=settings, ponder=ponder, require_cgroups=require_cgroups, bot_options=tuple(bot_option or ()),
         deals=deals, event=event, event_description=event_description, forfeit_broken=forfeit_broken,

@@ -280,6 +280,10 @@ class TournamentConfig:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+DEFAULT_MAX_FORFEITS = 0.1
+"""With a CI gate, the share of its games a bot may forfeit before the gate fails (``--max-forfeits``)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How a run is executed and judged; not part of the tournament's identity."""
@@ -289,6 +293,8 @@ class RunOptions:
     sprt: Sprt | None = None
     fail_if_worse: bool = False
     min_score: float | None = None
+    fail_unless_better: bool = False  # the SPRT must accept H1
+    max_forfeits: float = DEFAULT_MAX_FORFEITS  # with a gate: the share of its games a bot may forfeit
     backend: str = "local"  # where the matches run: local or ray (chosen afresh by each run, like jobs)
     ray_address: str | None = None  # the Ray cluster to join (None: a Ray runtime on this machine)
     ray_working_dir: str | None = None  # a folder Ray copies to every node, where the bots are started
@@ -303,6 +309,8 @@ class RunOptions:
             "sprt": dataclasses.asdict(self.sprt) if self.sprt else None,
             "fail_if_worse": self.fail_if_worse,
             "min_score": self.min_score,
+            **({"fail_unless_better": True} if self.fail_unless_better else {}),
+            **({"max_forfeits": self.max_forfeits} if self.max_forfeits != DEFAULT_MAX_FORFEITS else {}),
             "compress": self.compress,
             **({"until_separated": True, "max_pairs": self.max_pairs} if self.until_separated else {}),
         }
@@ -316,6 +324,8 @@ class RunOptions:
             return RunOptions(
                 jobs, (int(k), int(n)), sprt, bool(data["fail_if_worse"]), data.get("min_score"),
                 compress=data.get("compress", False) is True,
+                fail_unless_better=data.get("fail_unless_better", False) is True,
+                max_forfeits=float(data.get("max_forfeits", DEFAULT_MAX_FORFEITS)),
                 until_separated=data.get("until_separated", False) is True,
                 max_pairs=None if data.get("max_pairs") is None else int(data["max_pairs"]),
             )  # fmt: skip

@@ -30,6 +30,7 @@ from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
 from referee.seats.settings import BotSettings, SettingsError, checked_files, combine, parse_option
 from referee.tournament.commitment import commit
 from referee.tournament.config import (
+    DEFAULT_MAX_FORFEITS,
     BotSpec,
     Format,
     RunOptions,
@@ -85,6 +86,8 @@ class TournamentRequest:
     shard: str | None = field(default=None, metadata=DESCRIBES)
     sprt: str | None = field(default=None, metadata=DESCRIBES)
     fail_if_worse: bool = field(default=False, metadata=DESCRIBES)
+    fail_unless_better: bool = field(default=False, metadata=DESCRIBES)
+    max_forfeits: float | None = field(default=None, metadata=DESCRIBES)  # None: DEFAULT_MAX_FORFEITS
     min_score: float | None = field(default=None, metadata=DESCRIBES)
     sandbox: str | None = field(default=None, metadata=DESCRIBES)  # auto, bwrap or none
     bot_env: tuple[str, ...] = field(default=(), metadata=DESCRIBES)  # NAME=VALUE, over the file's [bot_env]
@@ -140,7 +143,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The standings as printed by ``--json``."""
-        extra: dict[str, Any] = {"folder": str(self.root), "complete": self.outcome.complete}
+        extra: dict[str, Any] = {"folder": str(self.root), "complete": self.outcome.complete,
+                                 "exit_code": self.exit_code, "gates_failed": list(self.outcome.failures)}  # fmt: skip
         if self.index is not None:
             extra["index"] = str(self.index)
         return to_json(self.outcome.standings, extra)
@@ -326,6 +330,8 @@ def _run(
             shard=parse_shard(req.shard) if req.shard else (1, 1),
             sprt=Sprt.parse(req.sprt) if req.sprt else None,
             fail_if_worse=req.fail_if_worse,
+            fail_unless_better=req.fail_unless_better,
+            max_forfeits=DEFAULT_MAX_FORFEITS if req.max_forfeits is None else req.max_forfeits,
             min_score=req.min_score,
             backend=req.backend,
             ray_address=req.ray_address,

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.tournament.config import RunOptions, TournamentError
+from referee.tournament.config import TournamentError
 from referee.tournament.folder import DESCRIPTION, RESULTS, atomic_text, existing_replay, write_description
 from referee.tournament.gates import judge
 from referee.tournament.ledger import GAMES, Ledger
@@ -167,9 +168,8 @@ def _write(out: Path, base: Store, merged: Merged, tally: Tally, key: bytes | No
     ``matches.csv``, the records read once, counted in ``tally`` on the way."""
     if (out / DESCRIPTION).exists():
         raise TournamentError(f"{out} already holds a tournament; choose another -o")
-    options = RunOptions(
-        1, (1, 1), base.options.sprt, base.options.fail_if_worse, base.options.min_score, compress=base.options.compress
-    )
+    options = dataclasses.replace(base.options, jobs=1, shard=(1, 1), backend="local", ray_address=None,
+                                  ray_working_dir=None, until_separated=False, max_pairs=None)  # fmt: skip
     try:
         (out / "replays").mkdir(parents=True, exist_ok=True)
         write_description(out, base.config, options, merged.ledger.values(), key)

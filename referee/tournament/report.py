@@ -132,7 +132,8 @@ def table(st: Standings, sandbox: str = "bwrap", ponder: bool = False) -> str:
     if st.sprt:
         s = st.sprt
         bounds = f"({s.lower:.2f}, {s.upper:.2f})"
-        out += f"\nSPRT: LLR {s.llr:.2f} {bounds} after {plural(s.pairs, 'pair')}: {s.state.value}"
+        test = f"[{s.elo0:g}, {s.elo1:g}]"
+        out += f"\nSPRT {test}: LLR {s.llr:.2f} {bounds} after {plural(s.pairs, 'pair')}: {s.verdict}"
     for b in st.flagged:
         assert b.asymmetry is not None
         out += "\n" + b.asymmetry.text(b.name)

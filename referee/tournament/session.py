@@ -75,6 +75,10 @@ def check_new(config: TournamentConfig, options: RunOptions, root: Path) -> None
         raise TournamentError("--sprt compares exactly two bots")
     if options.fail_if_worse and options.sprt is None:
         raise TournamentError("--fail-if-worse needs --sprt")
+    if options.fail_unless_better and options.sprt is None:
+        raise TournamentError("--fail-unless-better needs --sprt")
+    if not 0.0 <= options.max_forfeits <= 1.0:
+        raise TournamentError("--max-forfeits takes a share of a bot's games between 0 and 1, e.g. 0.1")
     if options.min_score is not None and not 0.0 <= options.min_score <= 1.0:
         raise TournamentError("--min-score takes a score rate between 0 and 1, e.g. 0.55")
     if options.until_separated and options.sprt is not None:

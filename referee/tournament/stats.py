@@ -86,6 +86,17 @@ class SprtResult:
     upper: float
     state: SprtState
     pairs: int
+    elo0: float = 0.0
+    elo1: float = 0.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    @property
+    def verdict(self) -> str:
+        """The decision in words: H0 or H1 accepted, or neither bound reached."""
+        if self.state is SprtState.H0:
+            return "H0 accepted"
+        return "H1 accepted" if self.state is SprtState.H1 else "no decision (neither bound reached)"
 
     def to_json(self) -> dict[str, float | int | str]:
         """Plain JSON."""
@@ -95,6 +106,10 @@ class SprtResult:
             "upper": round(self.upper, 4),
             "state": self.state.value,
             "pairs": self.pairs,
+            "elo0": self.elo0,
+            "elo1": self.elo1,
+            "alpha": self.alpha,
+            "beta": self.beta,
         }
 
 
@@ -154,7 +169,7 @@ def sprt(counts: Sequence[int], elo0: float, elo1: float, alpha: float, beta: fl
     llr = sprt_llr(counts, elo0, elo1)
     lower, upper = sprt_bounds(alpha, beta)
     state = SprtState.H1 if llr >= upper else SprtState.H0 if llr <= lower else SprtState.CONTINUE
-    return SprtResult(llr, lower, upper, state, sum(counts))
+    return SprtResult(llr, lower, upper, state, sum(counts), elo0, elo1, alpha, beta)
 
 
 def pentanomial(pair_points: Sequence[float]) -> list[int]:

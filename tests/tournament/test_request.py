@@ -22,7 +22,8 @@ from referee.tournament.launch import TournamentRequest, run
 GIVEN: dict[str, Any] = {
     "bots": ("a=a.py",), "config": Path("t.toml"), "rules": "guide", "rounds": 2, "format": "gauntlet",
     "gauntlet": "a", "pairs": 3, "seed": 7, "seed_file": Path("seed"), "startup_ms": 1, "move_ms": 1, "bank_ms": 1,
-    "out": Path("out"), "shard": "1/2", "sprt": "0,10", "fail_if_worse": True, "min_score": 0.5, "sandbox": "none",
+    "out": Path("out"), "shard": "1/2", "sprt": "0,10", "fail_if_worse": True, "fail_unless_better": True,
+    "max_forfeits": 0.2, "min_score": 0.5, "sandbox": "none",
     "bot_env": ("A=1",), "compress": True, "settings": BotSettings(memory_mb=4096), "ponder": True,
     "require_cgroups": True, "bot_options": ("a:cpus=2",), "deals": Path("deals.jsonl"), "event": "e",
     "event_description": "d", "until_separated": True, "max_pairs": 5,

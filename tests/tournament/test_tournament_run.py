@@ -315,7 +315,24 @@ def test_sprt_decides_for_the_stronger_bot_and_sets_the_exit_code(tmp_path: Path
     assert doc["matches"] < 400  # stopped once decided
     lose = referee("tournament", "-b", rnd, "-b", greedy, *sprt, "-o", tmp_path / "h0", check=1)
     assert "SPRT accepted H0" in lose.stderr
-    assert "SPRT: LLR" in lose.stdout and "H0" in lose.stdout
+    assert "SPRT [0, 150]: LLR" in lose.stdout and "H0 accepted" in lose.stdout
+
+
+def test_an_sprt_that_decides_nothing_fails_only_the_gate_that_asks_for_h1(tmp_path: Path, bot: str) -> None:
+    # two equal bots, two pairs: the LLR stays between the bounds
+    two = ["-b", f"one={bot} first", "-b", f"two={bot} first", *FAST, "--pairs", "2", "--seed", "5",
+           "--sprt", "0,150"]  # fmt: skip
+    worse = referee("tournament", *two, "--fail-if-worse", "-o", tmp_path / "w", "--json", check=0)
+    doc = json.loads(worse.stdout)
+    assert doc["sprt"]["state"] == "continue" and doc["sprt"]["pairs"] == 2
+    assert (doc["sprt"]["elo0"], doc["sprt"]["elo1"]) == (0, 150)
+    assert doc["exit_code"] == 0 and doc["gates_failed"] == []
+    better = referee("tournament", *two, "--fail-unless-better", "-o", tmp_path / "b", check=1)
+    assert "SPRT [0, 150]: LLR" in better.stdout and "no decision (neither bound reached)" in better.stdout
+    assert "CI gate failed: SPRT reached no decision after 2 pairs" in better.stderr
+    as_json = referee("tournament", *two, "--fail-unless-better", "-o", tmp_path / "j", "--json", check=1)
+    assert json.loads(as_json.stdout)["exit_code"] == 1
+    assert json.loads(as_json.stdout)["gates_failed"][0].startswith("SPRT reached no decision")
 
 
 def test_broken_bots_lose_with_the_reason_and_the_tournament_finishes(tmp_path: Path, bot: str) -> None:
@@ -376,7 +393,12 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     two = ["-b", f"crash={bot} crash", "-b", f"first={bot} first", *FAST, "--pairs", "1", "--seed", "16", "-j", "1"]
     gate = referee("tournament", *two, "--min-score", "0.5", "-o", tmp_path / "gate", check=1)
     assert "crash scored 0.000, below --min-score 0.5" in gate.stderr
-    referee("tournament", *two, "--gauntlet", "first", "--min-score", "0.9", "-o", tmp_path / "pass", check=0)
+    # first scores 1.0, but against a bot that crashed in every game: the result says nothing of strength
+    crashed = referee("tournament", *two, "--gauntlet", "first", "--min-score", "0.9", "-o", tmp_path / "f", check=1)
+    assert "crash forfeited 2 of its 2 games (crash 2), more than --max-forfeits 0.1" in crashed.stderr
+    referee("tournament", *two, "--gauntlet", "first", "--min-score", "0.9", "--max-forfeits", "1",
+            "-o", tmp_path / "pass", check=0)  # fmt: skip
+    assert "between 0 and 1" in cli("tournament", *two, "--min-score", "0.5", "--max-forfeits", "2", check=2)[1]
     assert "already holds" in cli("tournament", *two, "-o", tmp_path / "gate", check=2)[1]
     assert "NAME=COMMAND" in cli("tournament", "-b", "nonsense", "-b", "x=y", check=2)[1]
     refused = cli("tournament", "--resume", tmp_path / "gate", "--pairs", "3", check=2)[1]
@@ -384,6 +406,7 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     assert "not a tournament folder" in cli("tournament", "--resume", tmp_path, check=2)[1]
     assert "not found" in cli("tournament", "-b", "a=no/such/bot", "-b", f"b={bot} first", check=2)[1]
     assert "needs --sprt" in cli("tournament", *two, "--fail-if-worse", check=2)[1]
+    assert "needs --sprt" in cli("tournament", *two, "--fail-unless-better", check=2)[1]
     assert "exactly two bots" in cli("tournament", *two, "-b", "c=bots/greedy_bot.py", "--sprt", "0,5", check=2)[1]
     assert "Exit codes" in cli("tournament", "--help")[0]
 
