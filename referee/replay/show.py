@@ -33,7 +33,8 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
             out += [f"  hand 1: {_cards(e['hands'][0])}", f"  hand 2: {_cards(e['hands'][1])}",
                     f"  field:  {_cards(e['field'])}", f"  stock:  {_cards(e['stock'])}"]  # fmt: skip
         else:
-            hidden = f"  opponent holds {e['opponent_hand_size']} cards; stock {e['stock_size']} cards"
+            held, stock = plural(e["opponent_hand_size"], "card"), plural(e["stock_size"], "card")
+            hidden = f"  opponent holds {held}; stock {stock}"
             out += [
                 f"  your hand (seat {seat}): {_cards(e['hand'])}",
                 f"  field: {_cards(e['field'])}",
@@ -55,11 +56,11 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
         return [f"  {who} takes {_cards(e['captured'])}"]
     if kind == "yaku":
         last = " (last turn)" if e["last_turn"] else ""
-        return [f"  {who} has yaku {', '.join(e['yaku'])}: {e['points']} points{last}"]
+        return [f"  {who} has yaku {', '.join(e['yaku'])}: {plural(e['points'], 'point')}{last}"]
     if kind == "koikoi":
         return [f"  {who} calls koi-koi (call {e['calls']})" if e["koikoi"] else f"  {who} stops"]
     if kind == "hand_yaku":
-        return [f"  {who} shows the hand yaku {e['name']}: {e['points']} points"]
+        return [f"  {who} shows the hand yaku {e['name']}: {plural(e['points'], 'point')}"]
     if kind == "round_end":
         yaku = ", ".join(f"{y['name']} {y['points']}" for y in e["yaku"])
         if e["winner"] is None:

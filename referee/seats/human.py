@@ -40,7 +40,8 @@ Commands at any prompt:
   pine-crane      a card by its id, or a unique beginning of it (pine-c)
   3 2             play card 3 and take the 2nd field card it matches
   s / k           at a koi-koi prompt: stop and score, or koi-koi to play on
-  b               show the board again
+  b               show the board again (when taking a field card for a card
+                  you played: go back and play another)
   ? / help        this help
   q               quit: you forfeit the match (so does Ctrl-C or Ctrl-D)
 Cards: ★ bright, ◆ animal, ▬ ribbon (poem, blue, red), · chaff; x: cannot be
@@ -145,8 +146,8 @@ def interpret_target(text: str, targets: Sequence[str], *, can_go_back: bool) ->
     word = words[0].lower()
     if can_go_back and word in ("b", "back"):
         return Reply(command="back")
-    command = _command(word)
-    if command is not None and command != "board":
+    command = _command(word)  # "b" is the board where there is no way back
+    if command is not None:
         return Reply(command=command)
     got = resolve(words[0], targets)
     if isinstance(got, Reply):
@@ -293,7 +294,7 @@ class HumanSeat(Seat):
         if decision == "koikoi":
             me = self.renderer.seat - 1
             total = view["yaku"][me].get("total", 0)
-            self._print(Text(f"You have yaku worth {total} pts: stop now and score, or koi-koi to play on "
+            self._print(Text(f"You have yaku worth {plural(total, 'pt')}: stop now and score, or koi-koi to play on "
                              f"for more (the opponent may score instead).", style="bold"))  # fmt: skip
             while True:
                 reply = interpret_koikoi(await self._input("Stop or koi-koi? [s/k] > "))

@@ -145,7 +145,8 @@ class Renderer:
         else:
             lines += wrap(Text(head, style="bold"), self.width)
         calls = view["koikoi_calls"]
-        info = f"Opponent holds {view['opponent_hand_size']} cards · stock {view['stock_size']} cards"
+        held, stock = plural(view["opponent_hand_size"], "card"), plural(view["stock_size"], "card")
+        info = f"Opponent holds {held} · stock {stock}"
         if calls[0] or calls[1]:
             info += f" · koi-koi calls: you {calls[me]}, opponent {calls[opp]}"
         lines += wrap(Text(info), self.width)
@@ -192,7 +193,11 @@ class Renderer:
         if kind == "round_start":
             dealer = "you deal" if e["dealer"] == self.seat else "the opponent deals"
             lead = "you play first" if e["leader"] == self.seat else "the opponent plays first"
-            return [Text(""), Text(f"Round {e['round']}: {dealer}, {lead}.", style="bold")]
+            out = [Text(""), Text(f"Round {e['round']}: {dealer}, {lead}.", style="bold")]
+            if e["leader"] != self.seat and "field" in e:  # the deal, before the opponent's first move changes it
+                out += flow([self.card(c) for c in e["field"]], self.width, 2, Text("Field dealt: "))
+                out += flow([self.card(c) for c in e.get("hand", [])], self.width, 2, Text("Your hand: "))
+            return out
         if kind == "misdeal":
             return [Text(f"Round {e['round']}: misdeal ({e['reason'].replace('_', ' ')}); dealt again.")]
         if kind in ("play", "draw"):
@@ -213,14 +218,14 @@ class Renderer:
         if kind == "yaku":
             names = ", ".join(y.replace("_", " ") for y in e["yaku"])
             has = self._verb(seat, "have", "has")
-            return [Text(f"{has} yaku: {names} ({e['points']} pts).", style="bold green")]
+            return [Text(f"{has} yaku: {names} ({plural(e['points'], 'pt')}).", style="bold green")]
         if kind == "koikoi":
             if e["koikoi"]:
                 return [Text(f"{self._verb(seat, 'call', 'calls')} koi-koi! (call {e['calls']})", style="bold")]
             return [Text(f"{self._verb(seat, 'stop', 'stops')}.", style="bold")]
         if kind == "hand_yaku":
             show = self._verb(seat, "show", "shows")
-            return [Text(f"{show} a hand yaku: {e['name']} ({e['points']} pts).", style="bold green")]
+            return [Text(f"{show} a hand yaku: {e['name']} ({plural(e['points'], 'pt')}).", style="bold green")]
         if kind == "round_end":
             return [self._round_end(e)]
         if kind == "match_end":
@@ -241,6 +246,11 @@ class Renderer:
             text = f"Round {e['round']} ends: nobody scores ({reason})."
         else:
             yaku = ", ".join(f"{y['name'].replace('_', ' ')} {y['points']}" for y in e["yaku"])
+            base = sum(int(y["points"]) for y in e["yaku"])
+            if yaku and base != e["points"]:  # koi-koi bonus or doubling
+                calls = e.get("koikoi_calls") or [0, 0]
+                yaku += (f"; {base} made {e['points']} by the koi-koi and doubling rules (koi-koi calls: you "
+                         f"{calls[me]}, opponent {calls[opp]})")  # fmt: skip
             who = "you score" if e["winner"] == self.seat else "the opponent scores"
             text = f"Round {e['round']} ends: {who} {e['points']} ({reason}{': ' + yaku if yaku else ''})."
         return Text(f"{text} Scores: you {sc[me]}, opponent {sc[opp]}.", style="bold")

@@ -32,6 +32,7 @@ from referee.seats.human import (
     is_human,
 )
 from referee.seats.render import Renderer, card_name
+from referee.text import plural
 
 HAND = ["pine-crane", "pine-chaff-1", "plum-warbler", "iris-ribbon"]
 LEGAL = [{"play": "pine-crane", "capture": "pine-ribbon"}, {"play": "pine-crane", "capture": "pine-chaff-2"},
@@ -99,7 +100,9 @@ def test_target_and_koikoi_input() -> None:
     assert interpret_target("2", targets, can_go_back=True) == Reply(action={"capture": "pine-chaff-2"})
     assert interpret_target("pine-r", targets, can_go_back=False) == Reply(action={"capture": "pine-ribbon"})
     assert interpret_target("b", targets, can_go_back=True) == Reply(command="back")
-    assert interpret_target("b", targets, can_go_back=False).hint is not None
+    # b shows the board, as at any prompt, where there is no way back (a drawn card's choice)
+    assert interpret_target("b", targets, can_go_back=False) == Reply(command="board")
+    assert interpret_target("board", targets, can_go_back=True) == Reply(command="board")
     assert interpret_target("q", targets, can_go_back=False) == Reply(command="quit")
     assert interpret_koikoi(" S ") == Reply(action={"koikoi": False})
     assert interpret_koikoi("koi-koi") == Reply(action={"koikoi": True})
@@ -135,7 +138,26 @@ def test_the_board_fits_its_width_and_shows_no_hidden_card() -> None:
             for c in range(48):
                 if (state.hands[1 - seat] >> c) & 1 and "chaff" not in CARD_IDS[c]:
                     assert card_name(CARD_IDS[c]) not in text  # names of non-chaff cards are unique
-            assert f"Opponent holds {state.hands[1 - seat].bit_count()} cards" in text
+            assert f"Opponent holds {plural(state.hands[1 - seat].bit_count(), 'card')}" in text
+
+
+def test_a_round_end_explains_points_beyond_its_yaku_and_the_deal_shows_when_the_opponent_leads() -> None:
+    r = Renderer(2, width=80)
+    end = {"event": "round_end", "round": 3, "winner": 2, "points": 6, "reason": "stop", "koikoi_calls": [0, 1],
+           "yaku": [{"name": "chaff", "points": 3}], "scores": [30, 36]}  # fmt: skip
+    text = " ".join(line.plain for line in r.event(end))
+    assert "you score 6 (stop: chaff 3; 3 made 6 by the koi-koi and doubling rules (koi-koi calls: you 1, " \
+           "opponent 0))" in text  # fmt: skip
+    plain = {**end, "points": 3, "koikoi_calls": [0, 0]}
+    assert "you score 3 (stop: chaff 3)." in " ".join(line.plain for line in r.event(plain))
+    start = {"event": "round_start", "round": 2, "dealer": 1, "leader": 1, "hand": ["pine-crane", "iris-bridge"],
+             "field": ["maple-deer"]}  # fmt: skip
+    text = "\n".join(line.plain for line in r.event(start))
+    assert "the opponent plays first" in text
+    assert f"Field dealt: {card_name('maple-deer')}" in text and card_name("iris-bridge") in text
+    mine = "\n".join(line.plain for line in r.event({**start, "leader": 2}))
+    assert "Field dealt" not in mine  # the board comes with the request at once
+    assert "(1 pt)" in r.event({"event": "yaku", "seat": 1, "yaku": ["ribbons"], "points": 1})[0].plain
 
 
 def _pipe_seat(lines: str) -> tuple[HumanSeat, io.StringIO]:
