@@ -354,6 +354,9 @@ def _run(
         store = start(config, options, where, key, checked=True)
         if config.seed_drawn:
             warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+    if store.config.suite and store.options.jobs > 1 and len(store.config.bots) > 2:
+        warn("a deal suite with -j N: one bot may play the same deal sequence in two pairings at once, and a "
+             "machine-wide count it holds in one could reach the other; -j 1 for a contest (SECURITY.md)")
     interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
     return play_folder(store, stream, warn, interim)
 

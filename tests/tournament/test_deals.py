@@ -123,3 +123,16 @@ def test_a_suite_tournament_is_reproducible_and_resumes_without_the_file(tmp_pat
     resumed = headers(tmp_path / "one")
     assert {m: h["deals"] for m, h in resumed.items()} == {m: h["deals"] for m, h in one.items()}
     assert outcomes(tmp_path / "one").keys() == outcomes(tmp_path / "two").keys()
+
+
+def test_a_suite_played_in_parallel_by_three_bots_is_warned_of(tmp_path: Path) -> None:
+    suite_file = tmp_path / "suite.jsonl"
+    suite_file.write_text(suite_lines(generate(1, 1, seed=4)[0]))
+    three = ("--bot", f"greedy={GREEDY}", "--bot", f"random={RANDOM_3}", "--bot", f"again={GREEDY}")
+    warned = "one bot may play the same deal sequence in two pairings at once"
+    run = referee("tournament", *three, *TWO_ROUNDS, "--pairs", "1", "--deals", suite_file, "--seed", "1", "-j", "2",
+                  "--no-html", "-o", tmp_path / "j2", cwd=tmp_path)  # fmt: skip
+    assert warned in run.stderr
+    run = referee("tournament", *three, *TWO_ROUNDS, "--pairs", "1", "--deals", suite_file, "--seed", "1", "-j", "1",
+                  "--no-html", "-o", tmp_path / "j1", cwd=tmp_path)  # fmt: skip
+    assert warned not in run.stderr
