@@ -304,7 +304,7 @@ def _refuse_outputs(setup: PlaySetup, paths: Sequence[Path | None]) -> None:
     try:
         folders = [
             f for i, c in enumerate(setup.seats) if not is_human(c)
-            for f in readable(c, setup.settings_of(i).files, python_of(setup, i))
+            for f in readable(c, setup.settings_of(i).files, python_of(setup, i), planned=setup.sandbox != "none")
         ]  # fmt: skip
         package.refuse_outputs(outputs, folders)
     except (package.PackageError, BotCommandError) as exc:

@@ -62,7 +62,9 @@ def _check_commands(config: TournamentConfig, root: Path) -> None:
             if found is not None:
                 package.build(found, root / "logs" / f"build.{bot.name}.log", config.sandbox)
             check_command(command, python=settings.python)
-            package.refuse_outputs({"the output folder": root}, readable(command, settings.files, settings.python))
+            sandboxed = config.sandbox != "none"
+            folders = readable(command, settings.files, settings.python, planned=sandboxed)
+            package.refuse_outputs({"the output folder": root}, folders)
         except (ProcessError, package.PackageError) as exc:
             raise TournamentError(f"bot {bot.name!r}: {exc}") from None
 

@@ -6,9 +6,10 @@ killing its first process ends every Ray process of the test. The tournament dri
 namespaces (``nsenter``).
 
 The bots play the first, the last or the middle legal action, so a match's result depends only on its deal.
-While the file ``HOLD`` exists, a bot process waits before answering its first request of its second match: each
-worker slot then plays exactly one work unit (two matches) and stops inside its second unit, which makes "both
-nodes played" and "the second node was lost in the middle of a match" certain, not a matter of timing.
+While the file ``HOLD`` exists, a bot process waits before answering its first request of a match of the second
+deal pair its worker slot plays (the slot's pairs are kept in a file named by the slot's process id, the bots'
+parent): each worker slot then plays exactly one work unit (two matches) and stops inside its second unit, which
+makes "both nodes played" and "the second node was lost in the middle of a match" certain, not a matter of timing.
 """
 
 from __future__ import annotations
@@ -42,12 +43,18 @@ import os, sys, time
 from referee.bot import run
 mode, hold = sys.argv[1], sys.argv[2]
 print(f"started from {os.path.abspath(sys.argv[0])}", file=sys.stderr, flush=True)
-state = {"index": 0, "held": False}
+state = {"second": False, "held": False}
+slot = f"{hold}.slot-{os.getppid()}"  # the worker slot that started this process: its pairs so far
 def observe(msg):
-    if msg["type"] in ("hello", "new_match"):
-        state.update(index=msg["match"]["index"], held=False)
+    if msg["type"] in ("hello", "new_match") and "-" in str(msg["match"]["id"]):
+        pair = str(msg["match"]["id"])[:-1]
+        with open(slot, "a") as f:
+            f.write(pair + "\n")
+        with open(slot) as f:
+            seen = list(dict.fromkeys(f.read().split()))
+        state.update(second=seen.index(pair) >= 1, held=False)
 def choose(request):
-    if state["index"] >= 2 and not state["held"]:
+    if state["second"] and not state["held"]:
         state["held"] = True
         while os.path.exists(hold):
             time.sleep(0.05)

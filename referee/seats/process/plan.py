@@ -376,15 +376,19 @@ def bound(argv: list[str], files: tuple[str, ...], *, arguments: bool = True, pl
     return binds
 
 
-def readable(command: str, files: tuple[str, ...] = (), python: str | None = None) -> list[str]:
+def readable(
+    command: str, files: tuple[str, ...] = (), python: str | None = None, *, planned: bool = True
+) -> list[str]:
     """What a sandboxed bot of ``command`` may read beyond the system, as real paths: the folders and files
-    :func:`plan` binds into its sandbox (a bot package's folder among them). No output may lie inside one
+    :func:`plan` binds into its sandbox (a bot package's folder among them), and with ``planned`` each absolute
+    path its command line names that does not exist yet (it would be bound once an output is written there; left
+    out for bots that run unsandboxed, which read what they like). No output may lie inside one
     (:func:`~referee.seats.package.refuse_outputs`). :class:`BotCommandError` for a bad command line or package."""
     plain, limits = expand(command, Limits(files=files, python=python))
     argv = command_argv(plain, limits.python)
     if limits.workdir is None:
         argv = resolve_paths(argv, Path.cwd())
-    paths = bound(argv, limits.files, arguments=limits.workdir is None, planned=True)
+    paths = bound(argv, limits.files, arguments=limits.workdir is None, planned=planned)
     return sorted({package.real_path(p) for p in paths})
 
 
