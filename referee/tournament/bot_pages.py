@@ -59,6 +59,7 @@ def _match_href(root: Path, match_id: str) -> str:
 
 def _rating_svg(name: str, history: Sequence[tuple[int, dict[str, float]]]) -> str:
     """The bot's Elo at each checkpoint of the results, as an inline SVG line."""
+    history = [(n, elos) for n, elos in history if name in elos]  # a bot a ladder step added: from the step on
     if not history:
         return '<p id="bot-history">No results yet.</p>'
     w, h, left, right, top, bottom = 640, 200, 52, 16, 12, 30

@@ -183,8 +183,14 @@ class Digest:
         start: dict[str, float] | None = None
         for count, t in points:
             totals = {keys[k]: (t[3 * k], t[3 * k + 1], t[3 * k + 2]) for k in range(len(t) // 3)}
-            start = elos(names, totals, start)
-            out.append((count, start))
+            # a checkpoint before a ladder step knows fewer pairings: the bots it adds are not rated there yet
+            present = [n for n in names if any(n in pair for pair in totals)]
+            try:
+                fitted = elos(present, totals, None if start is None else {n: start.get(n, 0.0) for n in present})
+            except ValueError:  # no finite fit (the prior keeps one finite): leave the point out of the chart
+                continue
+            start = {**(start or {}), **fitted}
+            out.append((count, fitted))
         return out
 
     def logs(self, name: str, most: int) -> list[str]:

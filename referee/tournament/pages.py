@@ -153,11 +153,14 @@ def _history_svg(st: Standings, history: Sequence[tuple[int, dict[str, float]]])
     ]
     label_y: dict[str, float] = {}
     below = -1e9
-    for name in sorted(names, key=lambda n: -history[-1][1][n]):  # labels top-down, at least 13 px apart
-        below = label_y[name] = max(y(history[-1][1][name]) + 4, below + 13)
+    last = history[-1][1]
+    for name in sorted((n for n in names if n in last), key=lambda n: -last[n]):  # top-down, 13 px apart at least
+        below = label_y[name] = max(y(last[name]) + 4, below + 13)
     for k, name in enumerate(names):
-        colour = COLOURS[k % len(COLOURS)]
-        pts = " ".join(f"{x(n):.1f},{y(elos[name]):.1f}" for n, elos in history)
+        if name not in last:
+            continue
+        colour = COLOURS[k % len(COLOURS)]  # a bot a ladder step added is drawn from the step on
+        pts = " ".join(f"{x(n):.1f},{y(elos[name]):.1f}" for n, elos in history if name in elos)
         parts.append(f'<polyline data-bot="{_e(name)}" fill="none" stroke="{colour}" stroke-width="2" points="{pts}"/>')
         parts.append(
             f'<text x="{w - right + 6}" y="{label_y[name]:.1f}" fill="{colour}" font-size="12">'

@@ -222,3 +222,18 @@ def test_until_separated_bad_combinations(tmp_path: Path) -> None:
     ]:
         _, err = cli(*base, *extra, "-o", tmp_path / "x", check=2)
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_ladder_step_rewrites_the_pages_with_the_new_bot_charted_from_its_step(tmp_path: Path) -> None:
+    # the rating chart's checkpoints before the step know none of the new bot's pairings
+    out = tmp_path / "pages"
+    referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "4", "-j", "1", "-o", out)
+    referee("tournament", "add", out, "-b", FIRST, "-j", "1")
+    home = (out / "index.html").read_text()
+    assert home.count("<polyline") == 3 and 'data-bot="first"' in home
+    before = next(line for line in home.splitlines() if 'data-bot="greedy"' in line and "<polyline" in line)
+    after = next(line for line in home.splitlines() if 'data-bot="first"' in line and "<polyline" in line)
+    assert len(after.split('points="')[1].split()) < len(before.split('points="')[1].split())
+    assert 'id="bot-history"' in (out / "bots" / "first.html").read_text()
+    referee("tournament", "add", out, "--retire", "random", "-j", "1")  # a step that only retires
+    assert "ok: " in referee("tournament", "verify", out).stdout
