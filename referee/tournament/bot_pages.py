@@ -120,7 +120,7 @@ def _times_svg(histogram: dict[int, int]) -> str:
 
 def _failed(digest: Digest, name: str) -> list[str]:
     """The links to the bot's logs of the last matches it forfeited, in schedule order."""
-    failed = sorted(digest.failed_of(name), key=lambda entry: entry[0].spec.index)
+    failed = sorted((e for e in digest.failed_of(name) if not digest.waiting(e[0])), key=lambda e: e[0].spec.index)
     return [f'<li><a href="{_e("../" + quote(log))}">{_e(rec.spec.match_id)}</a>: '
             f"{_e(rec.offender[1].value if rec.offender else '')}</li>" for rec, log in failed]  # fmt: skip
 
@@ -136,14 +136,19 @@ def _games(root: Path, name: str, digest: Digest) -> str:
         points = rec.points_of(name)
         outcome = "win" if points == 1 else "draw" if points == 0.5 else "loss"
         why = ""
+        waiting = digest.waiting(rec)  # its replay, logs and forfeit detail show the deal its twin is playing
         if res.forfeit is not None:
             by = seats[res.forfeit.seat]
-            why = f"{by} forfeits: {res.forfeit.reason.value}: {res.forfeit.detail[:DETAIL_CHARS]}"
+            detail = "" if waiting else f": {res.forfeit.detail[:DETAIL_CHARS]}"
+            why = f"{by} forfeits: {res.forfeit.reason.value}{detail}"
         stats = res.seat_stats[seat] if res.seat_stats else None
-        log = _log_href(root, mid, name)
+        log = None if waiting else _log_href(root, mid, name)
         log_cell = f'<a href="{_e(log)}">log</a>' if log else "-"
+        link = f'<a href="{_e(_match_href(root, mid))}">{_e(mid)}</a>'
+        if waiting:
+            link = f'{_e(mid)} <span class="waiting">(its twin is still to be played)</span>'
         cells = [
-            f'<a href="{_e(_match_href(root, mid))}">{_e(mid)}</a>', _e(other), str(seat + 1), outcome,
+            link, _e(other), str(seat + 1), outcome,
             _e(scores_text(list(res.scores))), _e(why) or "-",
             "-" if stats is None else str(stats.decisions), "-" if stats is None else f"{stats.max_ms:.1f}",
             "-" if stats is None or not stats.peak_memory else f"{stats.peak_memory / (1 << 20):.1f}", log_cell,

@@ -147,6 +147,14 @@ class Digest:
         """The last matches to finish (those kept), in the order they finished."""
         return _records(self.last)
 
+    def waiting(self, rec: Record) -> bool:
+        """Whether ``rec`` is a game whose twin (the other game of its deal pair) is still to be played: its
+        replay and its bots' logs show the deal the twin plays, and its forfeit detail a seat's cards, so no page
+        links or quotes them yet."""
+        assert self.tally is not None
+        first = self.tally.open.get((rec.spec.pairing, rec.spec.pair))
+        return first is not None and first.spec.match_id == rec.spec.match_id
+
     def games_of(self, name: str) -> list[Record]:
         """Bot ``name``'s last games (those kept), in the order they finished."""
         return _records(self.games.get(name, ()))
@@ -195,11 +203,13 @@ class Digest:
 
     def logs(self, name: str, most: int) -> list[str]:
         """Up to ``most`` non-empty stderr logs of bot ``name`` (folder paths): of its last forfeits first, then
-        of its last games."""
-        out = [log for _, log in reversed(self.failed.get(name, ()))][:most]
+        of its last games; none of a game whose twin is still to be played (:meth:`waiting`)."""
+        out = [log for rec, log in reversed(self.failed_of(name)) if not self.waiting(rec)][:most]
         for rec in reversed(self.games_of(name)):
             if len(out) >= most:
                 break
+            if self.waiting(rec):
+                continue
             log = Output(self.root).log(rec.spec.match_id, name)
             entry = log.relative_to(self.root).as_posix()
             if entry not in out and has_log(log):

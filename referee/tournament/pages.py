@@ -187,6 +187,8 @@ def _matches(root: Path, st: Standings, digest: Digest) -> str:
         for rec in recs:
             mid = rec.spec.match_id
             link = f'<a href="{_e(_match_href(root, mid))}">{_e(mid)}</a>'
+            if digest.waiting(rec):  # its replay shows the deal its twin is playing
+                link = f'{_e(mid)} <span class="waiting">(its twin is still to be played)</span>'
             rows.append(
                 f'<tr data-match="{_e(mid)}"><td>{link}</td><td>{_e(rec.spec.seats[0])}</td>'
                 f"<td>{_e(rec.spec.seats[1])}</td><td>{_e(describe(rec))}</td></tr>"

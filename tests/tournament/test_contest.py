@@ -252,6 +252,52 @@ def test_a_running_tournament_rewrites_its_report_and_prints_interim_standings(t
     assert interim == [f"interim standings after {n}:" for n in after]
 
 
+TWIN_SNAPSHOT = r"""
+import json, os, shutil, sys
+out, keep, when = sys.argv[1], sys.argv[2], sys.argv[3]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] in ("hello", "new_match"):
+        print("my hand is in my log", file=sys.stderr, flush=True)
+        if msg["match"]["id"].startswith(when):
+            with open(f"{keep}/seen", "a") as f:
+                f.write(msg["match"]["id"] + "\n")
+            if len(open(f"{keep}/seen").read().split()) == 2:  # the pair's second game: its first is recorded
+                shutil.copytree(out, f"{keep}/pages", ignore=shutil.ignore_patterns("replays", "logs", "*.jsonl"))
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "snap"}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+
+
+def test_live_pages_neither_link_nor_quote_a_game_whose_twin_is_still_to_be_played(tmp_path: Path) -> None:
+    out, keep = tmp_path / "t", tmp_path / "kept"
+    keep.mkdir()
+    snap = tmp_path / "snap.py"
+    snap.write_text(TWIN_SNAPSHOT)
+    when = "01-snap-vs-random-001"
+    referee("tournament", "-b", f"snap={sys.executable} {snap} {out} {keep} {when}", "-b", RANDOM, *FAST,
+            "--pairs", "3", "--seed", "5", "-j", "1", "-o", out, "--sandbox", "none",  # it reads the folder
+            "--live-every", "1")  # fmt: skip
+    first = open(keep / "seen").read().split()[0]  # the pair's game recorded when the pages were copied
+    pages = [keep / "pages" / "index.html", *(keep / "pages" / "bots").glob("*.html")]
+    assert len(pages) == 3
+    for page in pages:
+        text = page.read_text()
+        assert first in text  # the game is listed, with its result
+        assert f"{first}.jsonl" not in text and f"{first}.snap.log" not in text and f"{first}.html" not in text
+        assert f"{first}.random.log" not in text
+    assert "its twin is still to be played" in (keep / "pages" / "index.html").read_text()
+    done_pair = "01-snap-vs-random-000a"  # a complete pair keeps its links
+    assert f"{done_pair}.html" in (keep / "pages" / "index.html").read_text()
+    assert f"{done_pair}.snap.log" in (keep / "pages" / "bots" / "snap.html").read_text()
+    final = (out / "index.html").read_text()  # at the end every pair is complete: every game is linked
+    assert f"{first}.html" in final and "its twin is still to be played" not in final
+
+
 def test_a_bot_named_twice_in_the_tournament_file_says_so(tmp_path: Path) -> None:
     from referee.tournament.config import load_config
 
