@@ -282,7 +282,7 @@ def test_live_pages_neither_link_nor_quote_a_game_whose_twin_is_still_to_be_play
     referee("tournament", "-b", f"snap={sys.executable} {snap} {out} {keep} {when}", "-b", RANDOM, *FAST,
             "--pairs", "3", "--seed", "5", "-j", "1", "-o", out, "--sandbox", "none",  # it reads the folder
             "--live-every", "1")  # fmt: skip
-    first = open(keep / "seen").read().split()[0]  # the pair's game recorded when the pages were copied
+    first = (keep / "seen").read_text().split()[0]  # the pair's game recorded when the pages were copied
     pages = [keep / "pages" / "index.html", *(keep / "pages" / "bots").glob("*.html")]
     assert len(pages) == 3
     for page in pages:
