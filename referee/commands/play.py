@@ -51,7 +51,7 @@ def play_cmd(
         int | None, typer.Option("--rounds", min=1, max=1000, help="Override the rules' rounds.")
     ] = None,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed of the shuffle (default: a random one).")
+        int | None, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the shuffle (default: a random one).")
     ] = None,
     deals: Annotated[
         Path | None,

@@ -128,6 +128,8 @@ def tournament_cmd(
         int | None,
         typer.Option(
             "--seed",
+            min=0,
+            max=2**64 - 1,
             help="Tournament seed (default: drawn at random, so bots cannot predict the deals). On the command "
             "line it is visible to other programs: prefer --seed-file.",
         ),

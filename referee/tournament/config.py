@@ -470,6 +470,8 @@ def config_from_dict(
         value = data.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
             raise TournamentError(f"{source}: {key} must be a {'whole number' if kind is int else 'string'}")
+    if not 0 <= data.get("seed", 0) <= 2**64 - 1:
+        raise TournamentError(f"{source}: seed must be a whole number from 0 to {2**64 - 1}")
     try:
         fmt = Format(data.get("format", Format.ROUND_ROBIN.value))
     except ValueError:

@@ -64,6 +64,11 @@ RUNS = MappingProxyType({"describes": False})
 """The metadata of a :class:`TournamentRequest` field about this run only: allowed with ``resume``."""
 
 
+GUESSABLE_SEEDS = 1 << 32
+"""A seed below this is warned of: a search over it, through the published commitment's scrypt (about 0.1 s a
+seed), is within reach of a contestant with some machines; a drawn seed has 52 random bits."""
+
+
 @dataclass(frozen=True)
 class TournamentRequest:
     """What the ``tournament`` command asks: the options that describe the tournament (over its file's; kept
@@ -354,6 +359,10 @@ def _run(
         store = start(config, options, where, key, checked=True)
         if config.seed_drawn:
             warn(f"seed drawn at random (kept in {where / 'tournament.json'})")
+        elif config.seed < GUESSABLE_SEEDS:
+            warn(f"seed {config.seed} is small enough to be found from the seed commitment, and with it every "
+                 "deal still to play: for a contest leave --seed out (one is drawn) or give --seed-file a large "
+                 "random number")  # fmt: skip
     if store.config.suite and store.options.jobs > 1 and len(store.config.bots) > 2:
         warn("a deal suite with -j N: one bot may play the same deal sequence in two pairings at once, and a "
              "machine-wide count it holds in one could reach the other; -j 1 for a contest (SECURITY.md)")

@@ -457,6 +457,21 @@ def test_the_seed_is_drawn_at_random_unless_given_and_shards_need_one(tmp_path: 
     assert seeds[0] != seeds[1]
     err = referee("tournament", *bots, *FAST, "--shard", "1/2", "-o", tmp_path / "s", check=2).stderr
     assert "--shard needs the seed every shard shares: --seed-file FILE or $KOIKOI_SEED" in err
+    # a small seed can be searched out of the published commitment: said; a drawn or large one is not
+    small = referee("tournament", *bots, *FAST, "--pairs", "1", "--seed", "42", "-o", tmp_path / "small").stderr
+    assert "seed 42 is small enough to be found from the seed commitment" in small
+    large = referee("tournament", *bots, *FAST, "--pairs", "1", "--seed", str(1 << 40), "-o", tmp_path / "l").stderr
+    assert "small enough" not in large
+    assert "small enough" not in proc.stderr
+    for command in ("tournament", "play"):  # a seed is a whole number from 0 to 2**64 - 1
+        err = referee(command, *(bots if command == "tournament" else [f"{bot} first", f"{bot} last"]), *FAST,
+                      "--seed", "-5", "-o" if command == "tournament" else "--replay", tmp_path / f"neg-{command}",
+                      check=2).stderr  # fmt: skip
+        assert "--seed" in err and "greater than or equal to 0" in err
+    toml = tmp_path / "neg.toml"
+    toml.write_text(f'seed = -3\n[bots]\nfirst = "{bot} first"\nlast = "{bot} last"\n')
+    err = referee("tournament", "--config", toml, "-o", tmp_path / "neg-file", check=2).stderr
+    assert "seed must be a whole number from 0 to 18446744073709551615" in err
 
 
 # The end of every spy bot here: it plays the first legal action and leaves at bye.
