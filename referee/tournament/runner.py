@@ -360,6 +360,10 @@ class ParallelRun:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
+        if not self._fed:  # an end for each worker after the units queued (skipped once stopped): none waits on
+            self._fed = True  # the queue for a unit that will not come
+            for _ in self.workers:
+                self.tasks.put(None)
         deadline = time.monotonic() + 30
         while any(p.is_alive() for p in self.workers) and time.monotonic() < deadline:
             with contextlib.suppress(queue.Empty):  # drain: no worker may block on a full pipe

@@ -4,12 +4,14 @@ gates.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from referee.errors import RefereeError
 from referee.records import MatchResult
 from referee.seats import package
 from referee.seats.process import ProcessError, check_command, readable
@@ -187,6 +189,9 @@ def play(
                 _run(store, out, Units.of(added, jobs), emit, lambda: False, bar)
         return summarize(store, decided=tracker.decided, pages=interim is not None and interim.html)
     except KeyboardInterrupt:
+        # the games the workers finished while the run stopped: their replays end with the result line
+        with contextlib.suppress(OSError, RefereeError):
+            store.record_finished()
         if report is not None:
             report.interrupted()
         raise

@@ -284,6 +284,34 @@ def test_an_interrupted_pair_is_dealt_afresh_on_resume(tmp_path: Path, bot: str,
     assert "ok: 6 match(es)" in referee("tournament", "verify", out).stdout
 
 
+def test_a_run_stopped_by_sigterm_records_the_games_its_workers_finished(tmp_path: Path, bot: str) -> None:
+    # at the stop, the match each worker is playing runs to its end: its result is recorded with the others,
+    # so the stopped folder verifies (no finished replay missing from results.jsonl)
+    out = tmp_path / "t"
+    exe = Path(sys.executable).parent / "koikoi-referee"
+    cmd = [str(exe), "tournament", "-b", f"first={bot} first 0.1", "-b", f"last={bot} last 0.1", "--rules",
+           "cardavia", "--startup-ms", "20000", "--move-ms", "5000", "--pairs", "6", "--seed", "21", "-j", "2",
+           "--no-html", "-o", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(result_lines(out) if (out / "results.jsonl").exists() else []) < 1:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    recorded = {str(r["match_id"]) for r in result_lines(out)}
+    assert 1 <= len(recorded) < 12
+    verified = referee("tournament", "verify", out)
+    assert "ok: " in verified.stdout
+    finished = [p.name for p in (out / "replays").glob("*.jsonl") if '"type":"result"' in p.read_text()]
+    assert {name.removesuffix(".jsonl") for name in finished} == recorded
+
+
 def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> None:
     bots = ["-b", f"first={bot} first", "-b", f"last={bot} last", "-b", "greedy=bots/greedy_bot.py"]
     common = [*bots, *FAST, "--pairs", "2", "--seed", "5", "-j", "1"]
