@@ -28,9 +28,8 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-async def check_bot(config: TournamentConfig, name: str) -> str | None:
-    """Start bot ``name`` with its own command, limits and start-up time, and wait for its ``hello``: None, or
-    what failed in one line (``bot 'NAME' does not start and answer hello: ...``)."""
+async def _hello_s(config: TournamentConfig, name: str) -> float:
+    """Start bot ``name`` once and wait for its ``hello`` (at least :data:`MIN_S`): the seconds it took."""
     limit = max(MIN_S, config.time_of(name).startup_ms / 1000.0)
     command = config.command_of(name)
     seat: BotSeat | None = None
@@ -38,12 +37,29 @@ async def check_bot(config: TournamentConfig, name: str) -> str | None:
         check_command(command, python=config.settings_of(name).python)
         seat = BotSeat(command, label=name, limits=bot_limits(config, name))
         time = config.time_of(name)
+        t0 = asyncio.get_running_loop().time()
         await open_seat(seat, 0, config.rules, "preflight", dataclasses.replace(time, startup_ms=round(limit * 1000)))
-    except (ProcessError, RefereeError, OSError) as exc:
-        return f"bot {name!r} does not start and answer hello: {first_line(exc)}"
+        return asyncio.get_running_loop().time() - t0
     finally:
         if seat is not None:
             await seat.close()
+
+
+async def check_bot(config: TournamentConfig, name: str) -> str | None:
+    """Start bot ``name`` with its own command, limits and start-up time, and wait for its ``hello``: None, or
+    what failed in one line (``bot 'NAME' does not start and answer hello: ...``). A first start may take longer
+    than the bot's start-up time (caches are cold): a bot that is over it twice in a row would forfeit every
+    match, and fails too."""
+    allowed = config.time_of(name).startup_ms / 1000.0
+    try:
+        took = await _hello_s(config, name)
+        if took > allowed:
+            took = min(took, await _hello_s(config, name))
+    except (ProcessError, RefereeError, OSError) as exc:
+        return f"bot {name!r} does not start and answer hello: {first_line(exc)}"
+    if took > allowed:
+        return (f"bot {name!r} took {took:.1f} s to answer hello (the faster of two starts), more than its "
+                f"start-up time of {allowed:g} s: every match would be its forfeit (raise --startup-ms)")  # fmt: skip
     return None
 
 

@@ -112,6 +112,19 @@ def test_a_bot_that_fails_the_preflight_is_named_before_any_match(tmp_path: Path
     assert {b["name"]: b["crashes"] for b in doc["standings"]} == {"ok": 0, "b": 2}
 
 
+def test_a_bot_slower_to_start_than_its_start_up_time_fails_the_preflight(tmp_path: Path) -> None:
+    # the preflight waits 10 s at least (a cold first start), but a bot over its own start-up time in two starts
+    # would forfeit every match
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(4)\nfrom referee.bot import run\nrun(lambda legal: legal[0])\n")
+    args = ("-b", "ok=bots/greedy_bot.py", "-b", f"slow={sys.executable} {slow}", "--rules", "cardavia",
+            "--move-ms", "5000", "--pairs", "1")  # fmt: skip
+    proc = referee("tournament", *args, "--startup-ms", "2500", "-o", tmp_path / "t", check=2)
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "bot 'slow' took" in line and "more than its start-up time of 2.5 s" in line and "--startup-ms" in line
+    assert not (tmp_path / "t").exists()
+
+
 def test_the_seed_is_committed_at_the_start_and_published_only_when_complete(tmp_path: Path) -> None:
     proc = referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "21", "-o",
                    tmp_path / "t", "--event", "Spring cup", "--event-description", "house bots only")  # fmt: skip
