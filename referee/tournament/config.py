@@ -484,23 +484,28 @@ def config_from_dict(
     for key in ("ponder", "require_cgroups"):
         if not isinstance(data.get(key, False), bool):
             raise TournamentError(f"{source}: {key} must be true or false")
-    return TournamentConfig(
-        bots=bots,
-        rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
-        format=fmt,
-        gauntlet=data.get("gauntlet"),
-        pairs=data.get("pairs", 10),
-        seed=data["seed"] if "seed" in data else secrets.randbits(52),
-        time=TimeControl(**time_table),
-        seed_drawn="seed" not in data,
-        sandbox=data.get("sandbox", "auto"),
-        bot_env=tuple(env_table.items()),
-        settings=limits,
-        ponder=data.get("ponder", False),
-        require_cgroups=data.get("require_cgroups", False),
-        event=event_table.get("name") or None,
-        event_description=event_table.get("description", ""),
-    )
+    try:
+        return TournamentConfig(
+            bots=bots,
+            rules=resolve_rules(data.get("rules", "guide"), rounds, base_dir=base_dir),
+            format=fmt,
+            gauntlet=data.get("gauntlet"),
+            pairs=data.get("pairs", 10),
+            seed=data["seed"] if "seed" in data else secrets.randbits(52),
+            time=TimeControl(**time_table),
+            seed_drawn="seed" not in data,
+            sandbox=data.get("sandbox", "auto"),
+            bot_env=tuple(env_table.items()),
+            settings=limits,
+            ponder=data.get("ponder", False),
+            require_cgroups=data.get("require_cgroups", False),
+            event=event_table.get("name") or None,
+            event_description=event_table.get("description", ""),
+        )
+    except TournamentError as exc:  # a value the tournament refuses (pairs -3): named with the file
+        if str(exc).startswith(source):
+            raise
+        raise TournamentError(f"{source}: {exc}") from None
 
 
 def _bot_from_file(name: str, value: str | dict[str, Any], source: str, base_dir: Path | None) -> BotSpec:

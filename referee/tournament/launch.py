@@ -295,8 +295,9 @@ def _run(
     if req.resume is not None:
         environ.pop(SEED_ENV, None)
         if given := req.described():
+            more = " (to add bots to it: tournament add DIR --bot ...)" if given[0] == "bots" else ""
             raise TournamentError.about(
-                given[0], "{} describes the tournament: a resumed one keeps the options in its folder"
+                given[0], "{} describes the tournament: a resumed one keeps the options in its folder" + more
             )
         key = signing_key(req.key, create=False)
         if key is None:

@@ -431,6 +431,11 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     assert "NAME=COMMAND" in cli("tournament", "-b", "nonsense", "-b", "x=y", check=2)[1]
     refused = cli("tournament", "--resume", tmp_path / "gate", "--pairs", "3", check=2)[1]
     assert "--pairs describes the tournament" in refused
+    added = cli("tournament", "--resume", tmp_path / "gate", "-b", f"x={bot} first", check=2)[1]
+    assert "--bot describes the tournament" in added and "tournament add DIR" in added
+    toml = tmp_path / "pairs.toml"
+    toml.write_text(f'pairs = -3\n[bots]\nfirst = "{bot} first"\nlast = "{bot} last"\n')
+    assert f"{toml}: pairs: -3 is outside" in cli("tournament", "--config", toml, check=2)[1]
     assert "not a tournament folder" in cli("tournament", "--resume", tmp_path, check=2)[1]
     assert "not found" in cli("tournament", "-b", "a=no/such/bot", "-b", f"b={bot} first", check=2)[1]
     assert "needs --sprt" in cli("tournament", *two, "--fail-if-worse", check=2)[1]
