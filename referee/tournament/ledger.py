@@ -241,6 +241,14 @@ class Ledger:
                 if slots[2 * pair + g] < 0:
                     yield pairing, pair, self.match_id(pairing, pair, g)
 
+    def recorded_ids(self) -> Iterator[str]:
+        """The match id of each entry with a recorded result, in schedule order, nothing dealt."""
+        for _, pairing, pair in self.pair_keys():
+            slots = self._offsets[pairing]
+            for g in (0, 1):
+                if slots[2 * pair + g] >= 0:
+                    yield self.match_id(pairing, pair, g)
+
     def add_pair(self, pairing: int, pair: int, index: int) -> list[MatchSpec]:
         """Pair ``pair`` (the pairing's next) of ``pairing`` joins the schedule at position ``index``."""
         self.added[(pairing, pair)] = index

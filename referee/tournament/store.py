@@ -274,6 +274,7 @@ class Store:
             store._prefix.sound = True
             store.record_finished()
             store.redeal_interrupted()
+            store.warn_missing_replays()
         except OSError as exc:
             store.close()
             raise TournamentError(f"{root}: cannot resume in this folder: {exc.strerror or exc}") from None
@@ -511,6 +512,16 @@ class Store:
             shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
             self.warnings.append(f"{shown}: finished but not in the results; recorded from the replay")
         return found
+
+    def warn_missing_replays(self) -> list[str]:
+        """A warning (in :attr:`warnings`) when recorded games have no replay in the folder (deleted or moved):
+        their pages cannot be written and ``tournament verify`` reports each. Returns the match ids."""
+        missing = [mid for mid in self.schedule.recorded_ids() if existing_replay(self.root, mid) is None]
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            self.warnings.append(f"{shown}: recorded, but the replay is missing from {self.replays}: its pages "
+                                 "cannot be written, and tournament verify reports it")  # fmt: skip
+        return missing
 
     def interrupted(self) -> list[tuple[int, int]]:
         """Deal pairs with a match that started (its replay exists, plain or compressed) but has no result."""

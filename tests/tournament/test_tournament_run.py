@@ -312,6 +312,17 @@ def test_a_run_stopped_by_sigterm_records_the_games_its_workers_finished(tmp_pat
     assert {name.removesuffix(".jsonl") for name in finished} == recorded
 
 
+def test_a_resume_says_which_recorded_games_lost_their_replays(tmp_path: Path, bot: str) -> None:
+    out = tmp_path / "t"
+    referee("tournament", "-b", f"first={bot} first", "-b", f"last={bot} last", *FAST, "--pairs", "2", "--seed", "3",
+            "--no-html", "-o", out)  # fmt: skip
+    (out / "replays" / "01-first-vs-last-001b.jsonl").unlink()
+    resumed = referee("tournament", "--resume", out, "--no-html")
+    assert "01-first-vs-last-001b: recorded, but the replay is missing from" in resumed.stderr
+    (out / "replays" / "01-first-vs-last-001b.jsonl").write_text("")  # a replay there, even empty: not missing
+    assert "is missing" not in referee("tournament", "--resume", out, "--no-html").stderr
+
+
 def test_shards_merge_into_the_unsharded_standings(tmp_path: Path, bot: str) -> None:
     bots = ["-b", f"first={bot} first", "-b", f"last={bot} last", "-b", "greedy=bots/greedy_bot.py"]
     common = [*bots, *FAST, "--pairs", "2", "--seed", "5", "-j", "1"]
