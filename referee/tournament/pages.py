@@ -68,7 +68,8 @@ def _match_href(root: Path, match_id: str) -> str:
     return quote(page if replay is None else replay.relative_to(root).as_posix())
 
 
-def _leaderboard(st: Standings) -> str:
+def leaderboard_html(st: Standings) -> str:
+    """The leaderboard table of the home page (``tournament verify`` looks for it there)."""
     rows = []
     for i, b in enumerate(st.bots):
         texts = leaderboard_cells(st.rank_text(i), b)
@@ -210,7 +211,7 @@ def home_html(root: Path, st: Standings, digest: Digest, title: str, facts: str,
         _event(st),
         f'<p id="facts">{_e(facts)}</p>',
         _sprt(st),
-        "<h2>Leaderboard</h2>", _leaderboard(st),
+        "<h2>Leaderboard</h2>", leaderboard_html(st),
         '<p class="note">Elo: a joint Bradley–Terry fit over all games (a draw is half a win), mean 0, with a 95% '
         "interval; LOS: the likelihood that the bot is stronger than the next one.</p>",
         _asymmetry(st),

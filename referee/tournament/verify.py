@@ -6,12 +6,14 @@ seed, first dealer and suite deals from it, and re-simulates every replay: a rep
 cards differ from what the committed seed deals fails, naming the match. Every recorded result must be the one
 its replay ends with, and no finished game may be missing from the results: a replay that ends with a result
 but has no line in ``results.jsonl`` (lines cut off its end), and a game dealt afresh after it had finished (its
-kept ``*.interrupted-N`` replay ends with a result) each fail. The signatures are checked under the key given,
-or the default key where there is one.
+kept ``*.interrupted-N`` replay ends with a result) each fail. The published report of a complete folder
+(``standings.json``, ``standings.csv``, ``matches.csv``, the leaderboard of ``index.html``) must be the one its
+results give. The signatures are checked under the key given, or the default key where there is one.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +135,7 @@ def verify_folder(
                 f"{mid}: its replay ends with a result that results.jsonl does not hold (lines cut off the results,"
                 " or a run stopped as the game ended: --resume records it from the replay)"
             )  # fmt: skip
+    report.problems += published_report(root, store)
     kept: dict[tuple[int, int, int], list[tuple[Path, bool]]] = {}
     for path, mid, deal in kept_replays(root):
         kept_spec = store.schedule.get(mid)
@@ -146,6 +149,71 @@ def verify_folder(
             report.problems.append(f"{names}: dealt afresh though no game of the pair had been interrupted (each "
                                    "kept replay ends with its result)")  # fmt: skip
     return report
+
+
+COUNTS = ("rank", "games", "wins", "draws", "losses", "points")
+"""What :func:`published_report` compares of each bot's line in the standings files."""
+MATCH_FIELDS = ("seat1", "seat2", "winner", "score1", "score2", "rounds", "reason", "forfeit_bot", "forfeit_reason")
+"""What it compares of each ``matches.csv`` row."""
+
+
+def published_report(root: Path, store: Store) -> list[str]:
+    """The published report files of a complete folder that do not hold what its results give: each bot's rank
+    and counts in ``standings.json`` and ``standings.csv``, each pairing's in ``standings.json``, each row of
+    ``matches.csv``, and the leaderboard of ``index.html``, worked out afresh from ``results.jsonl`` (a folder
+    still running, or with no report, has none to check)."""
+    try:
+        doc = json.loads((root / "standings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(doc, dict) or doc.get("running") or doc.get("complete") is not True:
+        return []
+    from referee.tournament.pages import leaderboard_html
+    from referee.tournament.standings import tally_of
+
+    st = tally_of(store.config, store.records_in_order()).standings(store.options.sprt)
+    wanted = {b["name"]: {k: b[k] for k in COUNTS} for b in _bots_json(st)}
+    out: list[str] = []
+    given = {str(b.get("name")): {k: b.get(k) for k in COUNTS} for b in doc.get("standings", [])
+             if isinstance(b, dict)}  # fmt: skip
+    if given != wanted:
+        out.append("standings.json: its standings are not those of results.jsonl")
+    pairings = [(p.first, p.second, p.wins, p.draws, p.losses) for p in st.pairings]
+    if [(p.get("first"), p.get("second"), p.get("wins"), p.get("draws"), p.get("losses"))
+            for p in doc.get("pairings", []) if isinstance(p, dict)] != pairings:  # fmt: skip
+        out.append("standings.json: its pairings are not those of results.jsonl")
+    try:
+        with open(root / "standings.csv", encoding="utf-8", newline="") as f:
+            rows = {r.get("name", ""): {k: r.get(k) for k in COUNTS} for r in csv.DictReader(f)}
+        if rows != {n: {k: str(v) for k, v in counts.items()} for n, counts in wanted.items()}:
+            out.append("standings.csv: its standings are not those of results.jsonl")
+    except OSError:
+        pass
+    try:
+        with open(root / "matches.csv", encoding="utf-8", newline="") as f:
+            published = {r.get("match_id", ""): [r.get(k) for k in MATCH_FIELDS] for r in csv.DictReader(f)}
+        for rec in store.iter_records():
+            row = rec.csv_row()
+            mid = rec.spec.match_id
+            if published.get(mid) != [str(row[k]) if row[k] is not None else "" for k in MATCH_FIELDS]:
+                out.append(f"matches.csv: the row of {mid} is not its recorded result")
+                break
+    except OSError:
+        pass
+    try:
+        home = (root / "index.html").read_text(encoding="utf-8")
+        if leaderboard_html(st) not in home:
+            out.append("index.html: its leaderboard is not the one of results.jsonl")
+    except OSError:
+        pass
+    return out
+
+
+def _bots_json(st: Any) -> list[dict[str, Any]]:
+    """Each bot's line of ``standings.json`` as the report writes it."""
+    from referee.tournament.report import to_json
+
+    return list(to_json(st, {})["standings"])
 
 
 def finished(path: Path, key: bytes | None) -> bool:

@@ -178,13 +178,39 @@ def test_results_cut_off_the_end_are_found_by_verify_and_recorded_again_by_resum
     proc = referee("tournament", "verify", tmp_path / "cut", check=1)
     for mid in cut:  # each finished game missing from the results is named
         assert f"{mid}: its replay ends with a result that results.jsonl does not hold" in proc.stdout
-    assert "3 problem(s)" in proc.stdout
+    # and the published report, made from all six results, is not that of the three left
+    assert "standings.json: its standings are not those of results.jsonl" in proc.stdout
+    assert "matches.csv: the row of" not in proc.stdout  # the rows of the games left are still theirs
+    published = [ln for ln in proc.stdout.splitlines() if ln.startswith(("standings.", "matches.csv", "index.html"))]
+    assert f"{3 + len(published)} problem(s)" in proc.stdout
 
     resumed = referee("tournament", "--resume", tmp_path / "cut", "--no-html")
     assert "recorded from the replay" in resumed.stderr and "dealt afresh" not in resumed.stderr
     assert not list((tmp_path / "cut" / "replays").glob("*.interrupted-*"))  # no deal was dealt again
     assert (tmp_path / "cut" / "matches.csv").read_text() == (folder / "matches.csv").read_text()
     assert "ok: 6 match(es)" in referee("tournament", "verify", tmp_path / "cut").stdout
+
+
+def test_verify_finds_a_published_report_that_is_not_the_results(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    referee("tournament", "-b", GREEDY, "-b", RANDOM, *FAST, "--pairs", "2", "--seed", "5", "-o", folder)
+    assert "ok: 4 match(es)" in referee("tournament", "verify", folder).stdout
+    edits = {
+        "standings.json": lambda t: t.replace('"name": "greedy"', '"name": "X"').replace('"name": "random"',
+                                                                                        '"name": "greedy"')
+        .replace('"name": "X"', '"name": "random"'),
+        "standings.csv": lambda t: t.replace(",greedy,4,", ",greedy,5,"),
+        "matches.csv": lambda t: t.replace(",greedy,random,", ",random,greedy,", 1),
+        "index.html": lambda t: t.replace(">greedy</a></td>", ">greedy-2</a></td>", 1),
+    }
+    for name, edit in edits.items():
+        copy = tmp_path / f"edited-{name}"
+        shutil.copytree(folder, copy)
+        text = (copy / name).read_text()
+        assert edit(text) != text, name
+        (copy / name).write_text(edit(text))
+        found = referee("tournament", "verify", copy, check=1).stdout
+        assert f"{name}: " in found and "1 problem(s)" in found, (name, found)
 
 
 def test_verify_finds_an_edited_result_with_or_without_the_key(tmp_path: Path) -> None:

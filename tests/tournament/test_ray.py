@@ -324,7 +324,7 @@ def test_a_bot_that_fails_on_the_nodes_stops_the_run_before_any_match(
         "--bot", f"broken={broken} crash_hello", "--rules", "cardavia", "--pairs", "1", "--seed", "3",
         "-o", tmp_path / "out", "--no-html", check=2,
     )  # fmt: skip
-    error = [line for line in proc.stderr.splitlines() if line.startswith("koikoi-referee:")]
+    error = [line for line in proc.stderr.splitlines() if line.startswith("koikoi-referee: error:")]
     assert len(error) == 1, proc.stderr
     assert error[0].startswith("koikoi-referee: error: node 127.0.0.1 (")
     assert "bot 'broken'" in error[0]
