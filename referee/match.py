@@ -52,6 +52,7 @@ from referee.replay.lines import Header, HeaderBot, Hello
 from referee.replay.lines import Result as ReplayResult
 from referee.seats import BotSeat, Seat, SeatFailure
 from referee.seats.exchange import open_seat
+from referee.seats.files import fingerprint, own_paths
 from referee.seats.process import Limits, kill_all_now
 
 
@@ -98,11 +99,15 @@ def _header(seats: tuple[Seat, Seat], config: MatchConfig) -> Header:
 
 def _seat_sandbox(seat: Seat) -> dict[str, str]:
     """For a bot process seat, ``sandbox`` (``bwrap`` or ``none``) and how it is held: ``limits``, ``freezer``,
-    ``filter`` (see :attr:`~referee.seats.process.BotProcess.isolation`); nothing for another seat."""
+    ``filter`` (see :attr:`~referee.seats.process.BotProcess.isolation`), and the fingerprint of its own files
+    (``files``, :mod:`referee.seats.files`); nothing for another seat."""
     if not isinstance(seat, BotSeat):
         return {}
     mode = seat.process.sandbox
-    return {} if mode is None else {"sandbox": mode, **seat.process.isolation}
+    if mode is None:
+        return {}
+    own = fingerprint(own_paths(seat.process.command, seat.process.limits.python))
+    return {"sandbox": mode, **seat.process.isolation, "files": own}
 
 
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:

@@ -13,6 +13,7 @@ environment as soon as it is read, so no bot process inherits it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import secrets
 import signal
@@ -25,6 +26,7 @@ from typing import Any, TextIO
 
 from referee.errors import Interrupted
 from referee.records import TimeControl
+from referee.replay.reader import first_line
 from referee.seats.process import isolation_warnings
 from referee.seats.sandbox import MODES, exposed_output, parse_env, resolve
 from referee.seats.settings import BotSettings, SettingsError, checked_files, combine, parse_option
@@ -43,10 +45,11 @@ from referee.tournament.config import (
     resolve_rules,
     with_rounds,
 )
-from referee.tournament.folder import NO_KEY, RESULTS, signing_key
+from referee.tournament.folder import NO_KEY, RESULTS, existing_replay, signing_key
 from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
+from referee.tournament.records import Record
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.store import Store
@@ -316,6 +319,9 @@ def _run(
         for w in store.warnings:
             if NO_KEY not in w:
                 warn(w)
+        if any(True for _ in store.schedule.pending()):
+            for line in changed_bots(store):
+                warn(line)
         where: Path = req.resume
     else:
         if not req.bots and req.config is None:
@@ -369,6 +375,34 @@ def _run(
              "machine-wide count it holds in one could reach the other; -j 1 for a contest (SECURITY.md)")
     interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
     return play_folder(store, stream, warn, interim)
+
+
+def changed_bots(store: Store) -> list[str]:
+    """A line for each bot whose own files (:mod:`referee.seats.files`) are not those its last recorded game was
+    played with (its replay header's ``files``): the games from here on are another version's."""
+    from referee.seats.files import fingerprint, own_paths
+
+    last: dict[str, Record] = {}
+    for rec in store.iter_records():
+        for name in rec.spec.seats:
+            last[name] = rec
+    out = []
+    for name, rec in sorted(last.items()):
+        if name not in {b.name for b in store.config.bots}:
+            continue
+        path = existing_replay(store.root, rec.spec.match_id)
+        try:
+            header = json.loads(first_line(path)) if path is not None else None
+            then = header["bots"][rec.spec.seats.index(name)].get("files") if isinstance(header, dict) else None
+        except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+            continue
+        settings = store.config.settings_of(name)
+        now = fingerprint(own_paths(store.config.command_of(name), settings.python))
+        if isinstance(then, str) and then != now:
+            out.append(f"bot {name!r}: its files are not those of its last game ({rec.spec.match_id}: {then}, "
+                       f"now {now}): its games from here on are another version's (tournament verify lists "
+                       "them)")  # fmt: skip
+    return out
 
 
 def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], interim: Interim) -> Report:

@@ -38,6 +38,17 @@ class FolderReport:
     checked: int = 0
     problems: list[str] = field(default_factory=list)
     signed: bool = False  # the signatures were checked (under a key)
+    versions: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # bot -> fingerprint -> its matches
+
+    def version_notes(self) -> list[str]:
+        """A line for each bot whose replays name more than one version of its files (their ``files``
+        fingerprint): which matches each played."""
+        out = []
+        for name, seen in sorted(self.versions.items()):
+            if len(seen) > 1:
+                parts = [f"{fp} in {len(mids)} match(es) from {mids[0]}" for fp, mids in seen.items()]
+                out.append(f"note: {name} played with {len(seen)} versions of its files: " + "; ".join(parts))
+        return out
 
     @property
     def ok(self) -> bool:
@@ -128,6 +139,9 @@ def verify_folder(
             report.problems.append(f"{mid}: its recorded result is not the one its replay ends with ({path})")
             continue
         report.checked += 1
+        for name, bot in zip(spec.seats, header.bots, strict=True):
+            if isinstance(files := bot.extra.get("files"), str):
+                report.versions.setdefault(name, {}).setdefault(files, []).append(mid)
     for _, _, mid in store.schedule.pending_ids():
         path = existing_replay(root, mid)
         if path is not None and finished(path, key):
@@ -223,7 +237,7 @@ def finished(path: Path, key: bytes | None) -> bool:
 
 def verify_text(report: FolderReport, root: Path) -> str:
     """The report as lines: each problem, then a summary."""
-    lines = list(report.problems)
+    lines = [*report.problems, *report.version_notes()]
     verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
     lines.append(f"{root}: {verdict}: {report.checked} match(es) dealt as the seed committed to ({report.commitment})")
     if not report.signed:

@@ -24,7 +24,7 @@ from referee.tournament.pages import write_site
 from referee.tournament.records import PairingRow
 from referee.tournament.session import open_twins, play
 from referee.tournament.standings import check_consistent, compute, sprt_stop_point
-from tests.helpers import FAST, referee
+from tests.helpers import FAST, ROOT, referee
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("signing_key_home")]
 
@@ -168,6 +168,27 @@ def _cut(folder: Path, copy: Path, keep: int) -> list[str]:
     (copy / "results.jsonl").write_text("".join(lines[:keep]))
     (copy / ".checkpoint").unlink(missing_ok=True)
     return [json.loads(line)["match_id"] for line in lines[keep:]]
+
+
+def test_a_bot_whose_files_change_between_runs_is_named_on_resume_and_by_verify(tmp_path: Path) -> None:
+    bot = tmp_path / "mine.py"
+    shutil.copy(ROOT / "bots" / "greedy_bot.py", bot)
+    folder = tmp_path / "t"
+    referee("tournament", "-b", f"mine={bot}", "-b", RANDOM, *FAST, "--pairs", "3", "--seed", "5", "-j", "1",
+            "-o", folder, "--no-html")  # fmt: skip
+    header = json.loads((folder / "replays" / "01-mine-vs-random-000a.jsonl").read_text().splitlines()[0])
+    mine = header["bots"][0]["files"]
+    assert mine.startswith("sha256:") and header["bots"][1]["files"].startswith("sha256:")
+    cut = _cut(folder, tmp_path / "cut", 4)  # the last pair is to be played again, by the new version
+    for mid in cut:
+        (tmp_path / "cut" / "replays" / f"{mid}.jsonl").unlink()
+    bot.write_text(bot.read_text() + "\n# a new version\n")
+    resumed = referee("tournament", "--resume", tmp_path / "cut", "--no-html")
+    assert "bot 'mine': its files are not those of its last game" in resumed.stderr and mine in resumed.stderr
+    assert "bot 'random'" not in resumed.stderr
+    verified = referee("tournament", "verify", tmp_path / "cut").stdout
+    assert f"note: mine played with 2 versions of its files: {mine} in 4 match(es) from" in verified
+    assert "note: random" not in verified and "ok: 6 match(es)" in verified
 
 
 def test_results_cut_off_the_end_are_found_by_verify_and_recorded_again_by_resume(tmp_path: Path) -> None:
