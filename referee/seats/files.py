@@ -1,8 +1,8 @@
 """A fingerprint of a bot's own files: which version of a submission played a match.
 
 A bot's own files are those of its command line that are not the system's or the referee's: a bot package's
-folder, else the program when it is a path (a binary, a script) and every argument naming an existing file or
-folder (the ``.py`` script after the referee's Python, ``bot.jar``, a weights file). The fingerprint is the
+folder, else the program when it is a path (a binary, a script) and every argument naming an existing file (the
+``.py`` script after the referee's Python, ``bot.jar``, a weights file; not a folder, which may be any size). The fingerprint is the
 SHA-256 of their paths (relative to each named path) and contents, ``sha256:`` and 16 hex digits; a replay header
 records it for each bot process (``files``), so ``tournament verify`` can say which versions of a bot played.
 Contents are hashed once per file while its size, times and inode stay the same (and it was not changed in the
@@ -31,8 +31,8 @@ a file written again within one tick, at its old size, would look unchanged."""
 
 
 def own_paths(command: str, python: str | None = None) -> list[str]:
-    """The files and folders of ``command`` that are the bot's own (see the module's text), absolute; empty for a
-    command that names none (a bare program on PATH)."""
+    """The files (a package: its folder) of ``command`` that are the bot's own (see the module's text), absolute;
+    empty for a command that names none (a bare program on PATH)."""
     from referee.seats.process.plan import BotCommandError, command_argv, resolve_paths
 
     try:
@@ -45,8 +45,8 @@ def own_paths(command: str, python: str | None = None) -> list[str]:
     out = []
     for k, word in enumerate(argv):
         value = word.partition("=")[2] if word.startswith("-") else word
-        if not os.path.isabs(value) or in_system_view(value) or not os.path.exists(value):
-            continue
+        if not os.path.isabs(value) or in_system_view(value) or not os.path.isfile(value):
+            continue  # a folder named on a plain command line is not read: it may be any size (a package is)
         if k == 0 and _interpreter(value):
             continue
         out.append(value)

@@ -22,6 +22,7 @@ def test_own_paths_are_the_package_folder_or_the_program_script_and_named_files(
     assert own_paths(f"{sys.executable} bot.py") == [str(tmp_path / "bot.py")]  # the referee's Python is not the bot's
     assert own_paths("python3 bot.py --book=/usr/share/dict/words") == [str(tmp_path / "bot.py")]  # the system's
     assert own_paths("cat") == []  # a bare program on PATH
+    assert own_paths("bot.py ./data") == [str(tmp_path / "bot.py")]  # a folder on a plain command line: any size
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "bot.toml").write_text('command = "main.py"\n')
