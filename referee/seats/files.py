@@ -5,8 +5,8 @@ folder, else the program when it is a path (a binary, a script) and every argume
 ``.py`` script after the referee's Python, ``bot.jar``, a weights file; not a folder, which may be any size). The
 fingerprint is the SHA-256 of their paths (relative to each named path) and contents, ``sha256:`` and 16 hex
 digits; a replay header records it for each bot process (``files``), so ``tournament verify`` can say which
-versions of a bot played. Contents are hashed once per file while its size, times and inode stay the same (and it was not changed in the
-last two seconds).
+versions of a bot played. Contents are hashed once per file while its size, times and inode stay the same (and
+it was not changed in the last two seconds).
 """
 
 from __future__ import annotations
