@@ -142,6 +142,9 @@ async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResu
                     # The replay's lines of the last decision reach the file while the seat thinks.
                     line, ms = await seat.ask(request, (move_ms + bank[p]) / 1000.0, flush)
                 except SeatFailure as failure:
+                    if failure.reason is Failure.TIMEOUT and seat.timed:  # it thought for all it had: its stats say so
+                        times[p].append(move_ms + bank[p])
+                        bank[p] = 0.0
                     raise _Forfeited(p, failure) from None
                 times[p].append(ms)
                 illegal = None  # a well-formed answer too late is a timeout, even if it is not legal

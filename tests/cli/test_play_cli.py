@@ -80,6 +80,15 @@ def test_a_forfeit_is_a_result_exit_0_and_json_names_the_reason(referee_exe: Pat
     assert "seat 2 (broken-illegal) forfeits: illegal_action" in text.stdout
 
 
+def test_a_timeout_counts_in_the_seat_s_stats_as_a_decision_that_spent_its_whole_clock(referee_exe: Path) -> None:
+    out = run(referee_exe, "play", FIRST, f"{BROKEN} hang", "--seed", "1", "--json", "--move-ms", "300",
+              "--bank-ms", "200")  # fmt: skip
+    result = json.loads(out.stdout)
+    assert result["forfeit"]["seat"] == 2 and result["forfeit"]["reason"] == "timeout"
+    hung = result["seat_stats"][1]
+    assert hung["bank_left_ms"] == 0 and hung["max_ms"] == 500 and hung["decisions"] >= 1
+
+
 def test_games_rounds_and_log_dir(referee_exe: Path, tmp_path: Path) -> None:
     args = ["--games", "3", "--rounds", "2", "--seed", "7", "--json", "--replay", str(tmp_path / "m.jsonl")]
     out = run(
