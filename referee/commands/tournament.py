@@ -457,11 +457,16 @@ def verify_cmd(
         Path | None,
         typer.Option("--key", help="Check the signatures with this key file (default: the default key, if any)."),
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the findings as one JSON object (ok, problems, checked...).")
+    ] = False,
 ) -> None:
     """Check that every deal is the one the seed committed to at the start gives: the seed opens the
     commitment, every match's deal derives from it, every replay re-simulates to the result recorded for it, no
-    finished game is missing from the results or was dealt afresh, and (with a key) every signature checks.
-    Exit 0 when all agree, 1 when something does not, 2 for a folder that cannot be read."""
+    finished game is missing from the results or was dealt afresh, the published report of a complete folder is
+    the one its results give, and (with a key) every signature checks; note each bot that played with more than
+    one version of its files. Exit 0 when all agree, 1 when something does not, 2 for a folder that cannot be
+    read."""
     from referee.tournament.folder import signing_key
     from referee.tournament.verify import verify_folder, verify_text
 
@@ -469,7 +474,7 @@ def verify_cmd(
         report = verify_folder(folder, seed, commitment, signing_key(key, create=False))
     except RefereeError as exc:
         fail(exc.naming(FLAGS))
-    typer.echo(verify_text(report, folder))
+    typer.echo(json.dumps(report.to_json(folder)) if as_json else verify_text(report, folder))
     sys.exit(0 if report.ok else 1)
 
 

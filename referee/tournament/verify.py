@@ -40,6 +40,11 @@ class FolderReport:
     signed: bool = False  # the signatures were checked (under a key)
     versions: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # bot -> fingerprint -> its matches
 
+    def to_json(self, root: Path) -> dict[str, Any]:
+        """The findings as ``tournament verify --json`` prints them."""
+        return {"folder": str(root), "ok": self.ok, "problems": list(self.problems), "checked": self.checked,
+                "commitment": self.commitment, "signed": self.signed, "versions": self.versions}  # fmt: skip
+
     def version_notes(self) -> list[str]:
         """A line for each bot whose replays name more than one version of its files (their ``files``
         fingerprint): which matches each played."""

@@ -189,6 +189,10 @@ def test_a_bot_whose_files_change_between_runs_is_named_on_resume_and_by_verify(
     verified = referee("tournament", "verify", tmp_path / "cut").stdout
     assert f"note: mine played with 2 versions of its files: {mine} in 4 match(es) from" in verified
     assert "note: random" not in verified and "ok: 6 match(es)" in verified
+    doc = json.loads(referee("tournament", "verify", tmp_path / "cut", "--json").stdout)
+    assert doc["ok"] is True and doc["problems"] == [] and doc["checked"] == 6
+    assert len(doc["versions"]["mine"]) == 2 and len(doc["versions"]["mine"][mine]) == 4
+    assert len(doc["versions"]["random"]) == 1
 
 
 def test_results_cut_off_the_end_are_found_by_verify_and_recorded_again_by_resume(tmp_path: Path) -> None:
