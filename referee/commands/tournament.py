@@ -91,7 +91,7 @@ FLAGS = {
     **SETTING_FLAGS, "bots": "--bot", "config": "--config", "rules": "--rules", "rounds": "--rounds",
     "format": "--format", "gauntlet": "--gauntlet", "pairs": "--pairs", "seed": "--seed", "seed_file": "--seed-file",
     "out": "--out", "shard": "--shard", "sprt": "--sprt", "fail_if_worse": "--fail-if-worse",
-    "fail_unless_better": "--fail-unless-better", "max_forfeits": "--max-forfeits",
+    "fail_unless_better": "--fail-unless-better", "max_forfeits": "--max-forfeits", "quiet": "--quiet",
     "min_score": "--min-score", "bot_env": "--bot-env", "compress": "--compress", "bot_options": "--bot-option",
     "deals": "--deals", "event": "--event", "event_description": "--event-description",
     "until_separated": "--until-separated", "max_pairs": "--max-pairs", "resume": "--resume", "jobs": "--jobs",
@@ -272,6 +272,11 @@ def tournament_cmd(
             help="Print interim standings every N complete pairs (0: only at the end).",
         ),
     ] = 0,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No progress line (or bar) a finished match: a CI log keeps the "
+                     "seed commitment, warnings, interim and final standings."),
+    ] = False,
     forfeit_broken: Annotated[
         bool,
         typer.Option(
@@ -299,6 +304,7 @@ def tournament_cmd(
         settings=settings, ponder=ponder, require_cgroups=require_cgroups, bot_options=tuple(bot_option or ()),
         deals=deals, event=event, event_description=event_description, forfeit_broken=forfeit_broken,
         live_every=live_every, rating_interval=rating_interval, until_separated=until_separated, max_pairs=max_pairs,
+        quiet=quiet,
     )  # fmt: skip
     _play_and_report(run, request, as_json)
 

@@ -119,6 +119,7 @@ class TournamentRequest:
     forfeit_broken: bool = field(default=False, metadata=RUNS)  # a bot failing the preflight forfeits
     live_every: int = field(default=0, metadata=RUNS)  # report every N results (0: at the end)
     rating_interval: int = field(default=0, metadata=RUNS)  # standings every N pairs (0: at the end)
+    quiet: bool = field(default=False, metadata=RUNS)  # no progress line a finished match
 
     def described(self) -> list[str]:
         """The names of the fields given that describe the tournament (what ``resume`` refuses); for the bot
@@ -373,7 +374,7 @@ def _run(
     if store.config.suite and store.options.jobs > 1 and len(store.config.bots) > 2:
         warn("a deal suite with -j N: one bot may play the same deal sequence in two pairings at once, and a "
              "machine-wide count it holds in one could reach the other; -j 1 for a contest (SECURITY.md)")
-    interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
+    interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html, quiet=req.quiet)
     return play_folder(store, stream, warn, interim)
 
 

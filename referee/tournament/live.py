@@ -29,6 +29,7 @@ class Interim:
     results: int = 0
     pairs: int = 0
     html: bool = True
+    quiet: bool = False  # no line (or bar) a finished match
 
     @property
     def active(self) -> bool:

@@ -41,13 +41,15 @@ def describe(rec: Record) -> str:
 class ProgressDisplay:
     """Matches done out of the total, elapsed time and an estimate of the time left."""
 
-    def __init__(self, total: int, done: int, *, stream: TextIO | None = None, live: bool | None = None) -> None:
+    def __init__(self, total: int, done: int, *, stream: TextIO | None = None, live: bool | None = None,
+                 quiet: bool = False) -> None:  # fmt: skip
         self.stream = stream or sys.stdout
+        self.quiet = quiet  # nothing a match (interim standings are still shown)
         self.total = total
         self.done = done
         self.start_done = done
         self.t0 = time.monotonic()
-        self.live = self.stream.isatty() if live is None else live
+        self.live = not quiet and (self.stream.isatty() if live is None else live)
         self._bar: Progress | None = None
         self._task: TaskID | None = None
 
@@ -73,6 +75,8 @@ class ProgressDisplay:
         self.done += 1
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=self.done)
+            return
+        if self.quiet:
             return
         elapsed = time.monotonic() - self.t0
         played = self.done - self.start_done

@@ -174,7 +174,8 @@ def play(
         if report is not None:
             report.add(rec)
 
-    bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live)
+    bar = ProgressDisplay(len(store.schedule), store.done, stream=stream, live=live,
+                          quiet=interim is not None and interim.quiet)  # fmt: skip
     report = LiveReport(store, interim, bar.note) if interim is not None and interim.active else None
     try:
         if pending.matches:

@@ -455,6 +455,15 @@ def test_ci_gates_and_bad_input(tmp_path: Path, bot: str) -> None:
     assert "Exit codes" in cli("tournament", "--help")[0]
 
 
+def test_quiet_leaves_out_the_line_a_match_and_keeps_the_rest(tmp_path: Path, bot: str) -> None:
+    two = ["-b", f"first={bot} first", "-b", f"last={bot} last", *FAST, "--pairs", "2", "--seed", "3", "--no-html"]
+    loud = referee("tournament", *two, "-o", tmp_path / "loud")
+    assert "[1/4] " in loud.stdout
+    quiet = referee("tournament", *two, "-o", tmp_path / "quiet", "-q", "--rating-interval", "1")
+    assert "[1/4] " not in quiet.stdout and "interim standings after 1 pair:" in quiet.stdout
+    assert "seed commitment" in quiet.stdout and "first vs last: " in quiet.stdout
+
+
 def test_live_progress_bar_on_a_terminal(tmp_path: Path, bot: str) -> None:
     exe = Path(sys.executable).parent / "koikoi-referee"
     args = [
