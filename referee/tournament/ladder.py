@@ -120,7 +120,7 @@ def add(req: AddRequest, *, stream: TextIO, warn: Callable[[str], None]) -> Repo
     except BaseException:
         store.close()
         raise
-    interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html, quiet=req.quiet)
+    interim = Interim(results=req.live_every, pairs=req.rating_interval, html=req.html)
     try:
         return play_folder(store, stream, warn, interim)
     except KeyboardInterrupt:
