@@ -179,8 +179,8 @@ async def play_unit(
         broken |= {key for key, seat in seats.items() if seat.failed is not None}
         if spec.order == 1 and ends_first_games():  # nothing that saw this deal lives on while its twin is played
             broken |= {key for key in keys if key in seats}
-        for key in broken:  # closed first: their last words are in the match's log when its page links it
-            await seats.pop(key).close()
+        # closed first (their last words are in the match's log when its page links it), side by side
+        await asyncio.gather(*(seats.pop(key).close() for key in sorted(broken)))
         if out.pages is not None:  # a pair's pages once both its games are played: a page shows the deal
             rec, twin = Record.of(spec, result, where), halves.pop((spec.pairing, spec.pair), None)
             if twin is None:
