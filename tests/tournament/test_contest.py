@@ -274,6 +274,16 @@ def test_verify_finds_a_pair_dealt_afresh_after_its_games_had_finished(
     assert all(name in proc.stdout for name in kept)
 
 
+SNAP_ANSWER = r"""
+    if msg["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "snap"}), flush=True)
+    elif msg["type"] == "request":
+        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
+    elif msg["type"] == "bye":
+        break
+"""
+"""The end of the snapshot bots: first legal action, out at bye."""
+
 SNAPSHOT = r"""
 import json, os, shutil, sys
 out, keep, when = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -283,13 +293,7 @@ for line in sys.stdin:
     if starts and not os.path.exists(f"{keep}/standings.json"):  # the first game of that pair: copy the report
         for name in ("index.html", "standings.json"):
             shutil.copy(f"{out}/{name}", f"{keep}/{name}")
-    if msg["type"] == "hello":
-        print(json.dumps({"type": "hello", "name": "snap"}), flush=True)
-    elif msg["type"] == "request":
-        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
-    elif msg["type"] == "bye":
-        break
-"""
+""" + SNAP_ANSWER
 
 
 def test_a_running_tournament_rewrites_its_report_and_prints_interim_standings(tmp_path: Path) -> None:
@@ -328,13 +332,7 @@ for line in sys.stdin:
                 f.write(msg["match"]["id"] + "\n")
             if len(open(f"{keep}/seen").read().split()) == 2:  # the pair's second game: its first is recorded
                 shutil.copytree(out, f"{keep}/pages", ignore=shutil.ignore_patterns("replays", "logs", "*.jsonl"))
-    if msg["type"] == "hello":
-        print(json.dumps({"type": "hello", "name": "snap"}), flush=True)
-    elif msg["type"] == "request":
-        print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
-    elif msg["type"] == "bye":
-        break
-"""
+""" + SNAP_ANSWER
 
 
 def test_live_pages_neither_link_nor_quote_a_game_whose_twin_is_still_to_be_played(tmp_path: Path) -> None:
