@@ -330,6 +330,38 @@ def pseudo_terminal() -> str:
     return "ok"
 
 
+def page_cache() -> dict[str, str]:
+    """The calls that ask or clear which pages of a shared file are cached: cachestat(2), posix_fadvise
+    DONTNEED, madvise MADV_PAGEOUT, a read with RWF_NOWAIT."""
+    out: dict[str, str] = {}
+    fd = os.open("/usr/bin/env", os.O_RDONLY)
+    try:
+        rng, stat = (ctypes.c_ulonglong * 2)(0, 4096), (ctypes.c_ulonglong * 5)()
+        out["cachestat"] = call(451, fd, ctypes.byref(rng), ctypes.byref(stat), 0)
+        out["fadvise_dontneed"] = call(221, fd, ctypes.c_long(0), ctypes.c_long(0), 4)
+        out["madvise_pageout"] = madvise_pageout(fd)
+        try:
+            os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)
+            out["rwf_nowait"] = "ok"
+        except OSError as exc:
+            out["rwf_nowait"] = err_name(exc.errno or 0)
+    finally:
+        os.close(fd)
+    return out
+
+
+def madvise_pageout(fd: int) -> str:
+    """madvise(MADV_PAGEOUT) on a shared read-only mapping of the file."""
+    LIBC.mmap.restype = ctypes.c_void_p
+    LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    address = LIBC.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    try:
+        return call(28, ctypes.c_void_p(address), 4096, 21)
+    finally:
+        LIBC.munmap(address, 4096)
+
+
 def facilities() -> None:
     buf = ctypes.create_string_buffer(64)
     dst = ctypes.create_string_buffer(64)
@@ -353,6 +385,7 @@ def facilities() -> None:
         "inotify_init1": call(294, 0),
         "io_setup": aio_context(),
         "ptmx": pseudo_terminal(),
+        **page_cache(),
     }
     fd = os.open(sys.argv[0], os.O_RDONLY)
     try:

@@ -421,7 +421,8 @@ def note_read(run: Run) -> bool:
 
 
 DENY = ("ptrace", "process_vm_readv", "perf_event_open", "userfaultfd", "io_uring_setup", "bpf", "unshare",
-        "keyctl", "personality", "inotify_init1", "flock", "ofd_lock", "io_setup")  # fmt: skip
+        "keyctl", "personality", "inotify_init1", "flock", "ofd_lock", "io_setup", "cachestat", "fadvise_dontneed",
+        "madvise_pageout")  # fmt: skip
 
 
 def facilities(tmp: Path, switch: Switch) -> Run:
@@ -440,7 +441,8 @@ def facility_open(run: Run) -> bool:
 def all_denied(run: Run) -> bool:
     probes = run.result["probes"]
     no_pty = probes.get("ptmx") == "ENOENT"  # type: ignore[attr-defined]  # the sandbox has no pseudo-terminals
-    return all(probes.get(name) in DENIED for name in DENY) and no_pty and ends_normally(run)  # type: ignore[attr-defined]
+    no_probe = probes.get("rwf_nowait") in ("EOPNOTSUPP", "ENOTSUP")  # type: ignore[attr-defined]
+    return all(probes.get(name) in DENIED for name in DENY) and no_pty and no_probe and ends_normally(run)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

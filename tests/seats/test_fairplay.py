@@ -145,6 +145,66 @@ time.sleep(30)
 
 @needs_bwrap
 @needs_cgroups
+def _cached(path: Path) -> bool:
+    """Whether the first page of ``path`` is in the page cache (mincore on a mapping: nothing is read)."""
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        address = libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        vec = (ctypes.c_ubyte * 1)()
+        assert libc.mincore(ctypes.c_void_p(address), 4096, vec) == 0, ctypes.get_errno()
+        libc.munmap(ctypes.c_void_p(address), 4096)
+        return bool(vec[0] & 1)
+    finally:
+        os.close(fd)
+
+
+def _evict(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@needs_bwrap
+@needs_cgroups
+def test_the_page_cache_a_bot_brought_in_goes_with_it(tmp_path: Path) -> None:
+    # a page a first-game process read, still cached when the twin game's process probes it, is a bit of a
+    # channel between them: the pages a bot's group brought into the cache are dropped when it is closed
+    data = tmp_path / "shared.bin"
+    data.write_bytes(os.urandom(1 << 20))
+    os.sync()
+    _evict(data)
+    if _cached(data):
+        pytest.skip(f"{tmp_path} keeps its pages in memory (tmpfs): nothing to drop")
+    release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    if cgroups.support().version == "v2" and release < (5, 19):
+        pytest.skip("cgroup v2 before Linux 5.19 has no memory.reclaim")
+    reader = (f"import sys, json; open({str(data)!r}, 'rb').read(4096); print(json.dumps({{'type': 'hello', "
+              "'name': 'reader'}), flush=True); sys.stdin.read()")  # fmt: skip
+
+    async def main() -> tuple[bool, bool]:
+        p = BotProcess(f"{shlex.quote(sys.executable)} -c {shlex.quote(reader)} {data}",
+                       limits=Limits(sandbox="bwrap"))  # fmt: skip
+        await p.start()
+        await p.read_line()
+        during = _cached(data)
+        await p.close()
+        return during, _cached(data)
+
+    during, after = asyncio.run(main())
+    assert during, "the bot's read did not bring the page in"
+    assert not after, "the page the bot read is still cached after it was closed"
+
+
 def test_memfd_memory_counts_against_the_bot_and_never_exceeds_its_limit() -> None:
     limit = 256 << 20
 

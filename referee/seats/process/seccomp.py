@@ -65,6 +65,15 @@ DENIED: tuple[Rule, ...] = (
       for cmd, v in _LOCK_COMMANDS.items()),
     *(Rule(n, errno.EPERM, f"file-change notification sees another sandbox open a shared file: {_CHANNEL}")
       for n in ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")),
+    # The page cache of files every sandbox sees: what one bot read stays cached after it (until the referee
+    # drops what its group brought in, see cgroups.BotCgroup.drop_cache); these would ask or clear it exactly.
+    Rule("cachestat", errno.EPERM, f"which pages of a file are cached: {_CHANNEL}"),
+    Rule("fadvise64", errno.EPERM, f"POSIX_FADV_DONTNEED drops a shared file's pages from the cache: {_CHANNEL}",
+         3, "eq", 4),
+    *(Rule("madvise", errno.EPERM, f"{name} evicts a mapped file's pages: {_CHANNEL}", 2, "eq", v)
+      for name, v in (("MADV_COLD", 20), ("MADV_PAGEOUT", 21))),
+    *(Rule(n, errno.EOPNOTSUPP, f"RWF_NOWAIT tells whether a file's page is cached: {_CHANNEL}", 5, "masked", 0x8)
+      for n in ("preadv2", "pwritev2")),
     # Reading or driving other processes.
     *(Rule(n, errno.EPERM, "tracing or reading other processes")
       for n in ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "process_madvise")),
