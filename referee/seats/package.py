@@ -375,7 +375,8 @@ def _build_command(
 
 
 def refuse_outputs(outputs: dict[str, Path], folders: list[str]) -> None:
-    """:class:`PackageError` when one of ``outputs`` (what -> path) lies inside a folder a bot may read."""
+    """:class:`PackageError` when one of ``outputs`` (what -> path) lies inside a folder a bot may read, or holds
+    something a bot may read."""
     for what, path in outputs.items():
         where = real_path(str(path))
         for folder in folders:
@@ -386,6 +387,8 @@ def refuse_outputs(outputs: dict[str, Path], folders: list[str]) -> None:
                 raise PackageError(
                     f"{what} {path} is inside {folder}, which a bot may read: write it elsewhere"
                 )
+            if folder.startswith(where.rstrip("/") + "/"):
+                raise PackageError(f"{what} {path} holds {folder}, which a bot may read: write it elsewhere")
 
 
 def python_of(command: str, python: str | None) -> str | None:

@@ -33,6 +33,7 @@ import re
 import secrets
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -222,24 +223,38 @@ def in_system_view(path: str) -> bool:
     return any(path == top or path.startswith(top + "/") for top in (*SYSTEM, *TOP_LINKS))
 
 
-def program_roots(program: str) -> set[str]:
+SPECIAL = ("/proc", "/sys", "/dev")
+"""Host folders never bound for a program: their paths mean other things in the sandbox (``/proc/self``), and
+what they hold is the machine's."""
+
+
+def _special(path: str) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in SPECIAL)
+
+
+def program_roots(program: str, *, within: str | None = None) -> set[str]:
     """Host folders to bind so that ``program`` (an absolute path) runs: the venv it belongs to and its base
     installation, the version manager's folder under the home directory (``~/.pyenv`` for a pyenv shim), or
-    the program's own folder; the same for its symlink target and its ``#!`` interpreter."""
+    the program's own file when it is a regular executable; the same for its symlink target and its ``#!``
+    interpreter (read as the kernel reads it). Nothing under ``/proc``, ``/sys`` or ``/dev``. ``within``: a bot
+    package's folder (bound already): its programs are the contestant's, so no program file of their ``#!``
+    lines or symlinks outside it is bound (only a venv or a version manager's folder)."""
     out: set[str] = set()
     todo = [program]
     seen: set[str] = set()
     home = os.path.expanduser("~")
     while todo:
         path = os.path.abspath(todo.pop())
-        if path in seen:
+        if path in seen or _special(path):
             continue
         seen.add(path)
         real = os.path.realpath(path)
+        if _special(real):
+            continue
         if real != path:
             todo.append(real)
         todo += _interpreter(path)
-        if in_system_view(path):
+        if in_system_view(path) or (within is not None and path.startswith(within.rstrip("/") + "/")):
             continue
         parent = Path(path).parent
         cfg = parent.parent / "pyvenv.cfg"
@@ -248,7 +263,7 @@ def program_roots(program: str) -> set[str]:
             todo += [str(Path(h) / "python3") for h in _venv_home(cfg)]
         elif (root := _manager_root(path, home)) is not None:
             out.add(root)
-        else:
+        elif within is None and os.path.isfile(path) and os.access(path, os.X_OK):
             out.add(path)  # the program alone: its folder may hold the referee's output or another bot
     return out
 
@@ -277,18 +292,25 @@ def _venv_home(cfg: Path) -> list[str]:
 
 
 def _interpreter(path: str) -> list[str]:
-    """The ``#!`` interpreter of a script (not ``env``), as a list of zero or one path."""
+    """The ``#!`` interpreter of a script (not ``env``), as a list of zero or one path, read as the kernel reads
+    it: the first line of the first 256 bytes, blanks and tabs before the path, which ends at a blank, a tab or
+    NUL. Only a regular file is read (a FIFO would block), without waiting."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(256)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return []
+    try:
+        head = os.read(fd, 256)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
     if not head.startswith(b"#!"):
         return []
-    words = head[2:].split(b"\n", 1)[0].split()
-    if not words:
-        return []
-    interp = words[0].decode(errors="replace")
+    found = re.match(rb"[ \t]*([^ \t\n\0]*)", head[2:].split(b"\n", 1)[0])
+    interp = found.group(1).decode(errors="replace") if found else ""
     return [] if interp.endswith("/env") or not interp.startswith("/") else [interp]
 
 

@@ -313,6 +313,49 @@ def test_a_manifest_names_nothing_outside_its_folder_and_the_system(referee_exe:
     no_forfeit(play_json(referee_exe, "spy", tmp_path))
 
 
+def test_a_package_s_hash_bang_lines_and_symlinks_bind_nothing_outside_it(referee_exe: Path, tmp_path: Path) -> None:
+    # the contestant writes the folder: a #! line the referee reads otherwise than the kernel (a vertical tab
+    # before the path), or a symlink it resolves on the host (/proc/self/cwd), bound the host path it named
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "seed.txt").write_text("the tournament seed")
+    folder = tmp_path / "sly"
+    folder.mkdir()
+    (folder / "lnk").symlink_to("/proc/self/cwd/secret/seed.txt")
+    tab = folder / "\v"  # the kernel reads "#!\v/..." as a path relative to the folder: a shell there
+    tab.mkdir()
+    for name in ("secret", "lnk"):
+        target = tab / str(secret if name == "secret" else folder / "lnk").lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to("/bin/sh")
+    probe = str(secret / "seed.txt")
+    check = ("import json, os, sys\n"
+             f"print('SEEN' if os.path.exists({probe!r}) else 'UNSEEN', file=sys.stderr, flush=True)\n"
+             + LOOP + "run('sly', lambda l: l[0])\n")  # fmt: skip
+    (folder / "bot.py").write_text(check)
+    logs = tmp_path / "logs"
+    for shebang in (f"\v{secret}", f"\v{folder / 'lnk'}"):
+        (folder / "run.sh").write_text(f"#!{shebang}\nexec python3 {folder / 'bot.py'}\n")
+        (folder / "run.sh").chmod(0o755)
+        (folder / "bot.toml").write_text('command = "run.sh"\n')
+        done = run(referee_exe, "play", "sly", RANDOM, "--rules", "cardavia", "--seed", "5", "--log-dir", str(logs),
+                   cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        seen = (logs / "m-0001-seat1.log").read_text()
+        assert "UNSEEN" in seen and "SEEN\n" not in seen.replace("UNSEEN", ""), (shebang, seen)
+
+
+def test_a_hash_bang_line_naming_a_fifo_does_not_hang_the_referee(referee_exe: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "stall"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe")
+    (folder / "run.sh").write_text(f"#!{folder / 'pipe'}\n")
+    (folder / "run.sh").chmod(0o755)
+    (folder / "bot.toml").write_text('command = "run.sh"\n')
+    done = run(referee_exe, "play", "stall", RANDOM, "--rules", "cardavia", "--startup-ms", "3000", cwd=tmp_path)
+    assert "crash" in done.stdout + done.stderr or done.returncode == 2, done.stdout + done.stderr
+
+
 def test_an_argument_naming_an_output_still_to_be_written_is_refused(referee_exe: Path, tmp_path: Path) -> None:
     # it does not exist when the run starts, and would be bound once it does
     (tmp_path / "bot.py").write_text(LOOP + "run('b', lambda l: l[0])\n")
@@ -327,6 +370,10 @@ def test_an_argument_naming_an_output_still_to_be_written_is_refused(referee_exe
         assert done.returncode == 2 and "a bot may read" in done.stderr, (args, done.stderr)
         assert len(done.stderr.splitlines()) == 1
     assert not out.exists()
+    (tmp_path / "folder").mkdir()  # an output folder that holds a file a bot may read
+    (tmp_path / "folder" / "book.bin").write_bytes(b"x")
+    done = run(referee_exe, "play", "bot.py ./folder/book.bin", RANDOM, "--log-dir", "folder", cwd=tmp_path)
+    assert done.returncode == 2 and "holds" in done.stderr and "which a bot may read" in done.stderr, done.stderr
 
 
 def test_outputs_inside_the_interpreter_or_library_a_bot_gets_are_refused(referee_exe: Path, tmp_path: Path) -> None:

@@ -355,16 +355,18 @@ def join_wrapper(procs_files: list[str]) -> list[str]:
     return ["/bin/sh", "-c", script, "koikoi-join"]
 
 
-def bound(argv: list[str], files: tuple[str, ...], *, arguments: bool = True, planned: bool = False) -> set[str]:
+def bound(argv: list[str], files: tuple[str, ...], *, arguments: bool = True, planned: bool = False,
+          within: str | None = None) -> set[str]:  # fmt: skip
     """The host paths a sandboxed bot of ``argv`` (its paths made absolute) may read beyond the system: its
     program's roots (its venv and base installation, a version manager's folder, the program), its path
     arguments (with ``arguments``: the organiser's command line; a bot package's manifest names none, its folder
     is among ``files``), the referee's own Python and venv for a ``.py`` bot it runs, ``files``, and the
     referee's package (its public library, ``referee.bot``, for Python bots). An argument is bound where it
     exists; with ``planned``, every absolute argument counts, also one that does not exist yet (an output to
-    be written there would be bound once it exists)."""
+    be written there would be bound once it exists). ``within``: a bot package's folder (its programs' ``#!``
+    lines and symlinks bind no program file outside it, see :func:`~referee.seats.sandbox.program_roots`)."""
     program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]) or argv[0]
-    binds = set(sandbox.program_roots(program)) if os.path.isabs(program) else set()
+    binds = set(sandbox.program_roots(program, within=within)) if os.path.isabs(program) else set()
     for arg in argv[1:] if arguments else ():
         value = arg.partition("=")[2] if arg.startswith("-") else arg
         if os.path.isabs(value) and (planned or _probe(Path(value).exists)):
@@ -388,7 +390,7 @@ def readable(
     argv = command_argv(plain, limits.python)
     if limits.workdir is None:
         argv = resolve_paths(argv, Path.cwd())
-    paths = bound(argv, limits.files, arguments=limits.workdir is None, planned=planned)
+    paths = bound(argv, limits.files, arguments=limits.workdir is None, planned=planned, within=limits.workdir)
     return sorted({package.real_path(p) for p in paths})
 
 
@@ -424,7 +426,7 @@ def plan(
     assert bwrap is not None  # choose() said it works
     if limits.workdir is None:
         argv = resolve_paths(argv, here)
-    binds = bound(argv, limits.files, arguments=limits.workdir is None)
+    binds = bound(argv, limits.files, arguments=limits.workdir is None, within=limits.workdir)
     uid = sandbox.bot_uid() if os.geteuid() == 0 else None
     given = None if limits.cwd is None else str(limits.cwd.absolute())
     bpf = seccomp.program() if seccomp.enabled() and seccomp.reason() is None else None
