@@ -157,6 +157,8 @@ def load(folder: str) -> Package:
     path = os.path.join(folder, MANIFEST)
     where = path
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the referee
+            raise PackageError(f"{where}: not a regular file")
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as exc:
