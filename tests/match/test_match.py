@@ -192,9 +192,10 @@ def test_a_bot_failing_the_handshake_is_told_its_own_failure_never_the_other_bot
     # record says both; what seat 1 reads is its own failure only (no channel from one contestant to the other)
     heard = tmp_path / "heard.txt"
     listener = tmp_path / "listener.py"
-    listener.write_text(
-        "import sys\nprint('not a hello', flush=True)\n"
+    listener.write_text(  # each line kept at once, and it leaves once told: nothing waits on the referee's close
+        "import signal, sys\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('not a hello', flush=True)\n"
         f"with open({str(heard)!r}, 'a') as out:\n    for line in sys.stdin:\n        out.write(line)\n"
+        "        out.flush()\n        if '\"error\"' in line:\n            break\n"
     )
     talker = tmp_path / "talker.py"
     talker.write_text("import sys\nprint('a-word-for-seat-1', flush=True)\nsys.exit(3)\n")
