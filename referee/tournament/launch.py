@@ -49,7 +49,6 @@ from referee.tournament.folder import NO_KEY, RESULTS, existing_replay, signing_
 from referee.tournament.gates import EXIT_GATE, EXIT_OK
 from referee.tournament.merge import MergeResult, merge
 from referee.tournament.preflight import check_bots
-from referee.tournament.records import Record
 from referee.tournament.report import to_json
 from referee.tournament.session import Interim, Outcome, check_new, default_jobs, play, resume, start
 from referee.tournament.store import Store
@@ -383,27 +382,50 @@ def changed_bots(store: Store) -> list[str]:
     played with (its replay header's ``files``): the games from here on are another version's."""
     from referee.seats.files import fingerprint, own_paths
 
-    last: dict[str, Record] = {}
-    for rec in store.iter_records():
-        for name in rec.spec.seats:
-            last[name] = rec
     out = []
-    for name, rec in sorted(last.items()):
-        if name not in {b.name for b in store.config.bots}:
-            continue
-        path = existing_replay(store.root, rec.spec.match_id)
+    for name, (mid, seat) in sorted(_last_games(store.root / RESULTS, {b.name for b in store.config.bots}).items()):
+        path = existing_replay(store.root, mid)
         try:
             header = json.loads(first_line(path)) if path is not None else None
-            then = header["bots"][rec.spec.seats.index(name)].get("files") if isinstance(header, dict) else None
+            then = header["bots"][seat].get("files") if isinstance(header, dict) else None
         except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
             continue
         settings = store.config.settings_of(name)
         now = fingerprint(own_paths(store.config.command_of(name), settings.python))
         if isinstance(then, str) and then != now:
-            out.append(f"bot {name!r}: its files are not those of its last game ({rec.spec.match_id}: {then}, "
-                       f"now {now}): its games from here on are another version's (tournament verify lists "
-                       "them)")  # fmt: skip
+            out.append(f"bot {name!r}: its files are not those of its last game ({mid}: {then}, now {now}): its "
+                       "games from here on are another version's (tournament verify lists them)")  # fmt: skip
     return out
+
+
+def _last_games(results: Path, names: set[str]) -> dict[str, tuple[str, int]]:
+    """For each of ``names``, the match id and seat (0 or 1) of its last game in ``results`` (read from its end, a
+    block at a time, until every name is found: a large folder's resume reads only its last lines)."""
+    found: dict[str, tuple[str, int]] = {}
+    try:
+        f = open(results, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return found
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        tail = b""
+        while end > 0 and len(found) < len(names):
+            start = max(0, end - (1 << 20))
+            f.seek(start)
+            block = f.read(end - start) + tail
+            lines = block.split(b"\n")
+            tail = lines.pop(0) if start > 0 else b""
+            for line in reversed(lines):
+                try:
+                    obj = json.loads(line)
+                    mid, seats = obj["match_id"], obj["seats"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                for seat, name in enumerate(seats if isinstance(seats, list) else []):
+                    if name in names and name not in found and isinstance(mid, str):
+                        found[name] = (mid, seat)
+            end = start
+    return found
 
 
 def play_folder(store: Store, stream: TextIO, warn: Callable[[str], None], interim: Interim) -> Report:
