@@ -106,8 +106,9 @@ def _seat_sandbox(seat: Seat) -> dict[str, str]:
     mode = seat.process.sandbox
     if mode is None:
         return {}
-    own = fingerprint(own_paths(seat.process.command, seat.process.limits.python))
-    return {"sandbox": mode, **seat.process.isolation, "files": own}
+    if seat.process.files is None:  # once a process: the files it started with (a reused one plays on with them)
+        seat.process.files = fingerprint(own_paths(seat.process.command, seat.process.limits.python))
+    return {"sandbox": mode, **seat.process.isolation, "files": seat.process.files}
 
 
 async def play_match(seats: tuple[Seat, Seat], config: MatchConfig) -> MatchResult:

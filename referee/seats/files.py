@@ -78,16 +78,25 @@ def fingerprint(paths: list[str]) -> str:
 
 def _files(top: str) -> list[tuple[str, str]]:
     """(name relative to ``top``, path) of each regular file under ``top`` (``top`` itself for a file), sorted;
-    symbolic links are not followed."""
+    symbolic links are not followed (the directory entries' types are used: no stat a file)."""
     if not os.path.isdir(top):
         return [(os.path.basename(top), top)] if os.path.isfile(top) else []
-    out = []
-    for here, dirs, names in os.walk(top, followlinks=False):
-        dirs.sort()
-        for name in names:
-            full = os.path.join(here, name)
-            if os.path.isfile(full) and not os.path.islink(full):
-                out.append((os.path.relpath(full, top), full))
+    out: list[tuple[str, str]] = []
+    todo = [top]
+    while todo and len(out) <= MOST_FILES:
+        here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    out.append((os.path.relpath(entry.path, top), entry.path))
+            except OSError:
+                continue
     return sorted(out)
 
 

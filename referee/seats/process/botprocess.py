@@ -64,6 +64,7 @@ class BotProcess(BotPipe):
         super().__init__(label, stderr_path, max_line, stderr_cap)
         self.command = command
         self.limits = limits or Limits()
+        self.files: str | None = None  # the fingerprint of the bot's own files (referee.seats.files), once worked out
         self._proc: asyncio.subprocess.Process | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         self._watch_task: asyncio.Task[None] | None = None
