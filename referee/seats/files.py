@@ -21,7 +21,7 @@ from referee.seats import package
 from referee.seats.sandbox import in_system_view
 
 MOST_FILES = 100_000
-"""The most files a fingerprint reads; beyond them it covers the first ones (in path order) and says so."""
+"""The most files a fingerprint reads; beyond them it covers those it found first and says so (``+partial``)."""
 
 _cache: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
 """Each file's digest, by path, with the size, modification time, inode and change time it was read at."""
