@@ -36,7 +36,7 @@ from referee.seats.process import BotCommandError, Limits, check_command, readab
 from referee.seats.sandbox import exposed_output
 from referee.seats.settings import BotSettings
 from referee.signing import SigningError, load_key
-from referee.text import plural, scores_text
+from referee.text import plural, scores_text, yaku_text
 
 __all__ = [
     "Plan", "PlayError", "PlaySetup", "Played", "game_seeds", "plan", "play", "replay_paths", "result_line",
@@ -173,7 +173,7 @@ def summary_lines(played: Played, person: int | None = None) -> list[str]:
         if r["winner"] is None:
             text = f"nobody scores ({r['reason']})"
         else:
-            yaku = ", ".join(f"{y['name']} {y['points']}" for y in r["yaku"])
+            yaku = yaku_text(r)
             text = f"seat {r['winner']} +{r['points']} ({r['reason']}{': ' + yaku if yaku else ''})"
         out.append(f"  round {r['round']}: {text}  scores {scores_text(r['scores'])}")
     if result.forfeit is not None:

@@ -12,7 +12,7 @@ from referee.replay.reader import Decision, EventLine, Header, Hello, LineError,
 from referee.replay.replayer import Simulation, Step
 from referee.replay.safe import printable
 from referee.replay.verify import VerifyReport, report_of
-from referee.text import plural, scores_text
+from referee.text import plural, scores_text, yaku_text
 
 
 def _short(value: Any) -> str:
@@ -62,7 +62,7 @@ def _render_event(e: dict[str, Any], seat: int | None) -> list[str]:
     if kind == "hand_yaku":
         return [f"  {who} shows the hand yaku {e['name']}: {plural(e['points'], 'point')}"]
     if kind == "round_end":
-        yaku = ", ".join(f"{y['name']} {y['points']}" for y in e["yaku"])
+        yaku = yaku_text(e)
         if e["winner"] is None:
             head = f"round {e['round']} ends: nobody scores ({e['reason']})"
         else:

@@ -89,6 +89,18 @@ def test_a_timeout_counts_in_the_seat_s_stats_as_a_decision_that_spent_its_whole
     assert hung["bank_left_ms"] == 0 and hung["max_ms"] == 500 and hung["decisions"] >= 1
 
 
+def test_a_round_scored_above_its_yaku_says_how_in_the_summary_and_replay_show(
+    referee_exe: Path, tmp_path: Path
+) -> None:
+    replay = tmp_path / "r.jsonl"
+    out = run(referee_exe, "play", f"{ROOT / 'bots' / 'pool_bot.py'} --style aggressive",
+              str(ROOT / "bots" / "greedy_bot.py"), "--rules", "guide", "--seed", "1", "--replay", str(replay))  # fmt: skip
+    said = "(stop: animals 2; 2 made 4 by the koi-koi and doubling rules (koi-koi calls: seat 1 1, seat 2 1))"
+    assert f"round 1: seat 1 +4 {said}" in out.stdout, out.stdout
+    shown = run(referee_exe, "replay", "show", str(replay))
+    assert f"round 1 ends: seat 1 scores 4 {said}" in shown.stdout, shown.stdout
+
+
 def test_games_rounds_and_log_dir(referee_exe: Path, tmp_path: Path) -> None:
     args = ["--games", "3", "--rounds", "2", "--seed", "7", "--json", "--replay", str(tmp_path / "m.jsonl")]
     out = run(
