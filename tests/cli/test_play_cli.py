@@ -93,8 +93,8 @@ def test_a_round_scored_above_its_yaku_says_how_in_the_summary_and_replay_show(
     referee_exe: Path, tmp_path: Path
 ) -> None:
     replay = tmp_path / "r.jsonl"
-    out = run(referee_exe, "play", f"{ROOT / 'bots' / 'pool_bot.py'} --style aggressive",
-              str(ROOT / "bots" / "greedy_bot.py"), "--rules", "guide", "--seed", "1", "--replay", str(replay))  # fmt: skip
+    caller, greedy = f"{ROOT / 'bots' / 'pool_bot.py'} --style aggressive", str(ROOT / "bots" / "greedy_bot.py")
+    out = run(referee_exe, "play", caller, greedy, "--rules", "guide", "--seed", "1", "--replay", str(replay))
     said = "(stop: animals 2; 2 made 4 by the koi-koi and doubling rules (koi-koi calls: seat 1 1, seat 2 1))"
     assert f"round 1: seat 1 +4 {said}" in out.stdout, out.stdout
     shown = run(referee_exe, "replay", "show", str(replay))
