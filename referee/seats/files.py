@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from referee.seats import package
-from referee.seats.sandbox import in_system_view
+from referee.seats.sandbox import in_system_view, venv_root
 
 MOST_FILES = 100_000
 """The most files a fingerprint reads; beyond them it covers those it found first and says so (``+partial``)."""
@@ -47,17 +47,17 @@ def own_paths(command: str, python: str | None = None) -> list[str]:
         value = word.partition("=")[2] if word.startswith("-") else word
         if not os.path.isabs(value) or in_system_view(value) or not os.path.isfile(value):
             continue  # a folder named on a plain command line is not read: it may be any size (a package is)
-        if k == 0 and _interpreter(value):
+        if k == 0 and _is_interpreter(value):
             continue
         out.append(value)
     return sorted(set(out))
 
 
-def _interpreter(program: str) -> bool:
+def _is_interpreter(program: str) -> bool:
     """Whether ``program`` is an interpreter of a venv (the referee's Python, a venv's), not a bot's own
     program."""
     real = os.path.realpath(program)
-    return real == os.path.realpath(sys.executable) or (Path(program).parent.parent / "pyvenv.cfg").is_file()
+    return real == os.path.realpath(sys.executable) or venv_root(program) is not None
 
 
 def fingerprint(paths: list[str]) -> str:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from referee.engine import Kind, card
 from referee.engine.cards import BLUE, KINDS, POETRY
-from referee.text import plural
+from referee.text import plural, yaku_text
 
 MONTH_COLOURS: tuple[str, ...] = (
     "green", "deep_pink3", "pink1", "medium_purple", "dodger_blue2", "red",
@@ -245,12 +245,7 @@ class Renderer:
         if e["winner"] is None:
             text = f"Round {e['round']} ends: nobody scores ({reason})."
         else:
-            yaku = ", ".join(f"{y['name'].replace('_', ' ')} {y['points']}" for y in e["yaku"])
-            base = sum(int(y["points"]) for y in e["yaku"])
-            if yaku and base != e["points"]:  # koi-koi bonus or doubling
-                calls = e.get("koikoi_calls") or [0, 0]
-                yaku += (f"; {base} made {e['points']} by the koi-koi and doubling rules (koi-koi calls: you "
-                         f"{calls[me]}, opponent {calls[opp]})")  # fmt: skip
+            yaku = yaku_text(e, (("you", me), ("opponent", opp)), spaced=True)
             who = "you score" if e["winner"] == self.seat else "the opponent scores"
             text = f"Round {e['round']} ends: {who} {e['points']} ({reason}{': ' + yaku if yaku else ''})."
         return Text(f"{text} Scores: you {sc[me]}, opponent {sc[opp]}.", style="bold")

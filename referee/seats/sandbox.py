@@ -228,6 +228,12 @@ SPECIAL = ("/proc", "/sys", "/dev")
 what they hold is the machine's."""
 
 
+def venv_root(program: str) -> str | None:
+    """The venv a program in its ``bin`` folder belongs to (the folder holding ``pyvenv.cfg``), or None."""
+    root = Path(program).parent.parent
+    return str(root) if (root / "pyvenv.cfg").is_file() else None
+
+
 def _special(path: str) -> bool:
     return any(path == top or path.startswith(top + "/") for top in SPECIAL)
 
@@ -256,11 +262,9 @@ def program_roots(program: str, *, within: str | None = None) -> set[str]:
         todo += _interpreter(path)
         if in_system_view(path) or (within is not None and path.startswith(within.rstrip("/") + "/")):
             continue
-        parent = Path(path).parent
-        cfg = parent.parent / "pyvenv.cfg"
-        if cfg.is_file():
-            out.add(str(parent.parent))
-            todo += [str(Path(h) / "python3") for h in _venv_home(cfg)]
+        if (venv := venv_root(path)) is not None:
+            out.add(venv)
+            todo += [str(Path(h) / "python3") for h in _venv_home(Path(venv) / "pyvenv.cfg")]
         elif (root := _manager_root(path, home)) is not None:
             out.add(root)
         elif within is None and os.path.isfile(path) and os.access(path, os.X_OK):

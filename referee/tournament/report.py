@@ -90,7 +90,7 @@ def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         **meta,
         "matches": st.matches,
-        "standings": [{"rank": _rank(st, i), **b.to_json()} for i, b in enumerate(st.bots)],
+        "standings": [{"rank": rank_of(st, i), **b.to_json()} for i, b in enumerate(st.bots)],
         "pairings": [p.to_json() for p in st.pairings],
         "sprt": st.sprt.to_json() if st.sprt else None,
         "ratings": RATING_MODEL,
@@ -99,7 +99,7 @@ def to_json(st: Standings, meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rank(st: Standings, i: int) -> int:
+def rank_of(st: Standings, i: int) -> int:
     """The rank of ``st.bots[i]`` (bots that share a rank have the same)."""
     return st.ranks[i] if i < len(st.ranks) else i + 1
 
@@ -258,7 +258,7 @@ def write_standings_texts(root: Path, st: Standings, meta: dict[str, Any], pairs
     head = json.dumps(doc, indent=1)
     empty = '"pairs": []\n}'
     assert head.endswith(empty)  # "pairs" is the document's last field
-    rows = [{"rank": _rank(st, i), **b.csv_row()} for i, b in enumerate(st.bots)]
+    rows = [{"rank": rank_of(st, i), **b.csv_row()} for i, b in enumerate(st.bots)]
     write_atomic(root / "standings.csv", _csv(rows, list(rows[0]) if rows else ["rank", "name"]))
     with atomic_text(root / "standings.json") as js, atomic_text(root / "pairs.csv") as pc:
         csv.DictWriter(pc, PAIR_FIELDS, lineterminator="\n").writeheader()

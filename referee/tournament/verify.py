@@ -188,10 +188,11 @@ def published_report(root: Path, store: Store) -> list[str]:
     if not isinstance(doc, dict) or doc.get("running") or doc.get("complete") is not True:
         return []
     from referee.tournament.pages import leaderboard_html
+    from referee.tournament.report import rank_of
     from referee.tournament.standings import tally_of
 
     st = tally_of(store.config, store.records_in_order()).standings(store.options.sprt)
-    wanted = {b["name"]: {k: b[k] for k in COUNTS} for b in _bots_json(st)}
+    wanted = {b.name: {k: {"rank": rank_of(st, i), **b.to_json()}[k] for k in COUNTS} for i, b in enumerate(st.bots)}
     out: list[str] = []
     given = {str(b.get("name")): {k: b.get(k) for k in COUNTS} for b in doc.get("standings", [])
              if isinstance(b, dict)}  # fmt: skip
@@ -226,13 +227,6 @@ def published_report(root: Path, store: Store) -> list[str]:
     except OSError:
         pass
     return out
-
-
-def _bots_json(st: Any) -> list[dict[str, Any]]:
-    """Each bot's line of ``standings.json`` as the report writes it."""
-    from referee.tournament.report import to_json
-
-    return list(to_json(st, {})["standings"])
 
 
 def finished(path: Path, key: bytes | None) -> bool:
